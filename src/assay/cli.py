@@ -1,0 +1,237 @@
+"""The ``assay`` command: parse arguments, call the package, render. No logic lives here.
+
+Exit codes (DESIGN.md): 0 the run completed (data failures are in its outputs); 1 a
+``--fail-on`` level was reached; 2 usage or configuration error; 3 system error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from assay import __version__
+from assay._render import print_outcomes
+from assay.errors import AssayError, ConfigError
+from assay.workspace import Workspace, store_url
+
+app = typer.Typer(
+    name="assay",
+    help="Data quality for tables that arrive in loads: DQDL rules on DuckDB.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+dqdl_app = typer.Typer(help="Validate and run AWS Glue DQDL rulesets.", no_args_is_help=True)
+app.add_typer(dqdl_app, name="dqdl")
+
+out = Console()
+err = Console(stderr=True)
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"assay {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """assay: can this load be trusted?"""
+
+
+def _read_ruleset(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such ruleset file") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a UTF-8 text file") from None
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
+
+
+def _references(items: list[str]) -> dict[str, str]:
+    refs: dict[str, str] = {}
+    for item in items:
+        alias, sep, path = item.partition("=")
+        if not sep or not alias or not path:
+            raise ConfigError(f"--ref {item!r}: write --ref ALIAS=PATH")
+        if alias in refs:
+            raise ConfigError(f"--ref: alias '{alias}' is given twice")
+        refs[alias] = path
+    return refs
+
+
+def _write_json(target: str, payload: dict[str, Any]) -> None:
+    text = json.dumps(payload, indent=2, allow_nan=False) + "\n"
+    if target == "-":
+        sys.stdout.write(text)
+        return
+    path = Path(target)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(path.name + ".partial")
+        partial.write_text(text)
+        partial.replace(path)
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot write: {error.strerror}") from None
+
+
+@dqdl_app.command("validate")
+def dqdl_validate(
+    file: Annotated[Path, typer.Argument(help="A DQDL ruleset file.")],
+    json_out: Annotated[bool, typer.Option("--json", help="Print the parsed rules as JSON.")] = False,
+) -> None:
+    """Check that FILE is valid DQDL; exit 2 with a positioned message if it is not."""
+    from assay.lang.dqdl import parse_text, rule_text
+    from assay.lang.dqdl.printer import analyzer_text
+
+    parsed = parse_text(_read_ruleset(file), filename=str(file))
+    rules = [rule_text(r) for r in parsed.ruleset.rules or ()]
+    analyzers = [analyzer_text(a) for a in parsed.ruleset.analyzers or ()]
+    for warning in parsed.warnings:
+        err.print(f"[yellow]{file}:{warning}[/yellow]", highlight=False)
+    if json_out:
+        _write_json("-", {"file": str(file), "valid": True, "rules": rules, "analyzers": analyzers})
+        return
+    out.print(f"{file}: valid DQDL, {len(rules)} rule(s), {len(analyzers)} analyzer(s)", highlight=False)
+
+
+@dqdl_app.command("run")
+def dqdl_run(
+    file: Annotated[Path, typer.Argument(help="A DQDL ruleset file.")],
+    data: Annotated[
+        str, typer.Option("--data", help="The primary dataset: CSV, Parquet or JSON-lines file.")
+    ],
+    ref: Annotated[
+        list[str] | None, typer.Option("--ref", help="A reference dataset as ALIAS=PATH (repeatable).")
+    ] = None,
+    dataset: Annotated[
+        str | None,
+        typer.Option(help="Record metrics under this dataset name, for dynamic rules and history."),
+    ] = None,
+    partition: Annotated[
+        str | None, typer.Option(help="The partition of the dataset (e.g. a contributor).")
+    ] = None,
+    workspace: Annotated[
+        Path | None, typer.Option(help="Workspace folder [env ASSAY_WORKSPACE; ./.assay].")
+    ] = None,
+    store: Annotated[
+        str | None, typer.Option(help="Metric store URL [env ASSAY_STORE_URL; workspace SQLite].")
+    ] = None,
+    json_out: Annotated[
+        str | None, typer.Option("--json", help="Write the result as JSON to OUT ('-' = stdout).")
+    ] = None,
+    row_level: Annotated[
+        Path | None,
+        typer.Option("--row-level", help="Write the rows with their outcomes to OUT.parquet or OUT.csv."),
+    ] = None,
+    composite_mode: Annotated[
+        str, typer.Option(help="How composite rules combine: column or row.")
+    ] = "column",
+    filtered_rows: Annotated[
+        str, typer.Option(help="Row-level label of rows a where clause excludes: passed or skipped.")
+    ] = "passed",
+    now: Annotated[
+        str | None, typer.Option(help="Fix the clock (ISO-8601) for date and freshness rules.")
+    ] = None,
+    fail_on: Annotated[
+        str | None, typer.Option(help="Exit 1 when a rule is 'failed' (or in 'error', which also counts).")
+    ] = None,
+) -> None:
+    """Evaluate the ruleset in FILE on a dataset and report each rule's outcome."""
+    from assay.dqdl import evaluate, parse
+    from assay.store import MetricStore
+
+    if fail_on not in (None, "failed", "error"):
+        raise ConfigError("--fail-on must be 'failed' or 'error'")
+    ruleset = parse(_read_ruleset(file), filename=str(file))
+    references = _references(ref or [])
+    space = Workspace(workspace)
+    metric_store = None
+    if dataset:
+        url = store_url(store)
+        space.ensure()
+        metric_store = MetricStore.open(url, workspace=space.root)
+    try:
+        with err.status(f"Evaluating {file} on {data}...", spinner="dots"):
+            result = evaluate(
+                ruleset,
+                data,
+                references=references or None,
+                dataset=dataset,
+                partition=partition,
+                store=metric_store,
+                now=now,
+                composite_mode=composite_mode,
+                filtered_rows=filtered_rows,
+                row_level=row_level is not None,
+            )
+    finally:
+        if metric_store is not None:
+            metric_store.close()
+    payload = result.to_dict()
+    if result.run_id:
+        space.write_run(
+            result.run_id, {"run_id": result.run_id, "ruleset": str(file), "data": data, **payload}
+        )
+    if row_level is not None and result.row_level is not None:
+        from assay.lake.writers import write_table
+
+        write_table(result.row_level, row_level)
+    if json_out:
+        _write_json(json_out, payload)
+    if json_out != "-":
+        print_outcomes(out, result)
+        if row_level is not None:
+            out.print(f"Row-level results: {row_level}", highlight=False)
+    counts = result.counts()
+    if fail_on == "error" and counts["Error"]:
+        raise typer.Exit(1)
+    if fail_on and (counts["Failed"] or (fail_on == "failed" and counts["Error"])):
+        raise typer.Exit(1)
+
+
+@app.command("demo")
+def demo(
+    workspace: Annotated[Path | None, typer.Option(help="Where to build the demo [./assay-demo].")] = None,
+) -> None:
+    """Run the sample ruleset on the sample orders shipped with assay and show the outcomes."""
+    from assay.demo import run_demo
+
+    run_demo(out, workspace or Path("assay-demo"))
+
+
+def main() -> None:
+    """Entry point: map assay's errors to exit codes, never a traceback for a user's mistake."""
+    try:
+        app(standalone_mode=False)
+    except typer.Exit as done:
+        sys.exit(done.exit_code)
+    except typer.Abort:
+        err.print("aborted")
+        sys.exit(130)
+    except AssayError as error:
+        err.print(f"[red]error:[/red] {error}", highlight=False)
+        sys.exit(error.exit_code)
+    except Exception as error:  # click's usage errors and anything unexpected
+        if isinstance(error, typer.TyperException):  # usage errors: typer prints them, exit 2
+            error.show()  # type: ignore[attr-defined]
+            sys.exit(getattr(error, "exit_code", 2))
+        if os.environ.get("ASSAY_DEBUG"):
+            traceback.print_exc()
+        err.print(
+            f"[red]internal error:[/red] {type(error).__name__}: {error} (set ASSAY_DEBUG=1 for details)"
+        )
+        sys.exit(3)

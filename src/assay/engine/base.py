@@ -1,0 +1,98 @@
+"""The engine interface: register tables, describe queries, run queries built as sqlglot trees.
+
+An engine owns its dialect. Everything above it builds :mod:`sqlglot` expressions and hands
+them over; the engine renders them for its dialect at the last moment. Results cross the
+boundary as Arrow. A subclass for another backend (Spark) implements the same few methods.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import ClassVar
+
+import pyarrow as pa
+from sqlglot import exp
+
+
+class DataKind(StrEnum):
+    """The families of column types that rules care about."""
+
+    INTEGER = "integer"
+    FLOAT = "float"
+    DECIMAL = "decimal"
+    STRING = "string"
+    BOOLEAN = "boolean"
+    DATE = "date"
+    TIMESTAMP = "timestamp"
+    OTHER = "other"
+
+    @property
+    def numeric(self) -> bool:
+        return self in (DataKind.INTEGER, DataKind.FLOAT, DataKind.DECIMAL)
+
+    @property
+    def temporal(self) -> bool:
+        return self in (DataKind.DATE, DataKind.TIMESTAMP)
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of a registered table: its exact name, the engine's type name and its family."""
+
+    name: str
+    type: str
+    kind: DataKind
+
+
+class EngineError(Exception):
+    """The engine refused or failed a query; ``message`` is the engine's own one-line reason."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class Engine(abc.ABC):
+    """Base class of the SQL engines.
+
+    ``queries`` counts the queries that scanned data, so that tests can assert that a ruleset
+    was measured in one pass; ``describe`` binds a query without running it and is not counted.
+    """
+
+    dialect: ClassVar[str]
+
+    def __init__(self) -> None:
+        self.queries = 0
+
+    @abc.abstractmethod
+    def register_arrow(self, name: str, data: pa.Table | pa.RecordBatchReader) -> None:
+        """Make Arrow data queryable as table ``name``."""
+
+    @abc.abstractmethod
+    def register_file(self, name: str, path: str, fmt: str) -> None:
+        """Make a CSV, Parquet or JSON-lines file queryable as table ``name`` without loading it."""
+
+    @abc.abstractmethod
+    def columns(self, name: str) -> list[Column]:
+        """The columns of registered table ``name``, in order."""
+
+    @abc.abstractmethod
+    def describe(self, query: exp.Query) -> list[Column]:
+        """The output columns of ``query``, binding it without running it. Raises EngineError."""
+
+    @abc.abstractmethod
+    def _run(self, sql: str) -> pa.Table:
+        """Run rendered SQL and return all rows."""
+
+    def render(self, query: exp.Expr) -> str:
+        return query.sql(dialect=self.dialect)
+
+    def query(self, query: exp.Query) -> pa.Table:
+        """Run a query tree and return its rows as an Arrow table. Raises EngineError."""
+        self.queries += 1
+        return self._run(self.render(query))
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release the engine's resources."""

@@ -1,0 +1,130 @@
+"""DuckDB, embedded: the default engine."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import duckdb
+import pyarrow as pa
+from sqlglot import exp
+
+from assay.engine.base import Column, DataKind, Engine, EngineError
+
+_KINDS: tuple[tuple[str, DataKind], ...] = (
+    (
+        r"(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT)",
+        DataKind.INTEGER,
+    ),
+    (r"(FLOAT|DOUBLE|REAL)", DataKind.FLOAT),
+    (r"DECIMAL(\(.*\))?", DataKind.DECIMAL),
+    (r"(VARCHAR|TEXT|STRING|UUID)", DataKind.STRING),
+    (r"BOOLEAN", DataKind.BOOLEAN),
+    (r"DATE", DataKind.DATE),
+    (r"(TIMESTAMP.*|DATETIME)", DataKind.TIMESTAMP),
+)
+
+
+def kind_of(type_name: str) -> DataKind:
+    """The family of a DuckDB type name.
+
+    >>> kind_of("DECIMAL(4,2)"), kind_of("VARCHAR"), kind_of("TIMESTAMP WITH TIME ZONE")
+    (<DataKind.DECIMAL: 'decimal'>, <DataKind.STRING: 'string'>, <DataKind.TIMESTAMP: 'timestamp'>)
+    """
+    for pattern, kind in _KINDS:
+        if re.fullmatch(pattern, type_name):
+            return kind
+    return DataKind.OTHER
+
+
+def _one_line(error: Exception) -> str:
+    return " ".join(str(error).split())
+
+
+class DuckDBEngine(Engine):
+    """An in-process DuckDB database.
+
+    >>> import pyarrow as pa
+    >>> from sqlglot import exp
+    >>> engine = DuckDBEngine()
+    >>> engine.register_arrow("t", pa.table({"a": [1, 2]}))
+    >>> engine.query(exp.select(exp.func("max", exp.column("a"))).from_("t")).to_pylist()
+    [{'max(a)': 2}]
+    """
+
+    dialect = "duckdb"
+
+    def __init__(self, *, threads: int | None = None, memory_limit: str | None = None) -> None:
+        super().__init__()
+        # UTC so that timestamp literals and `now()` mean the same instant everywhere; no
+        # replacement scans, so a name in a query can only ever reach a registered table.
+        config: dict[str, str | bool | int | float | list[str]] = {"python_enable_replacements": False}
+        if threads:
+            config["threads"] = threads
+        if memory_limit:
+            config["memory_limit"] = memory_limit
+        self.con = duckdb.connect(config=config)
+        self.con.execute("SET TimeZone = 'UTC'")
+        self._lock = threading.Lock()
+        self._keep: list[object] = []
+
+    def register_arrow(self, name: str, data: pa.Table | pa.RecordBatchReader) -> None:
+        self._keep.append(data)
+        self.con.register(name, data)
+
+    def register_file(self, name: str, path: str, fmt: str) -> None:
+        try:
+            if fmt == "parquet":
+                relation = self.con.read_parquet(path)
+            elif fmt == "csv":
+                relation = self._read_csv(path)
+            elif fmt == "jsonl":
+                relation = self.con.read_json(path, format="newline_delimited")
+            else:
+                raise EngineError(f"unknown file format {fmt!r}")
+            relation.create_view(name, replace=True)
+        except duckdb.Error as error:
+            raise EngineError(_one_line(error)) from None
+
+    def _read_csv(self, path: str) -> duckdb.DuckDBPyRelation:
+        # Glue reads a blank cell of a string column as "" rather than NULL, so Completeness
+        # counts it as complete (DQDL.md §10.3); numbers and dates stay NULL when blank.
+        sniffed = self.con.read_csv(path, header=True)
+        strings = [
+            name
+            for name, type_ in zip(sniffed.columns, sniffed.types, strict=True)
+            if str(type_) == "VARCHAR"
+        ]
+        if not strings:
+            return sniffed
+        return self.con.read_csv(path, header=True, force_not_null=strings)
+
+    def columns(self, name: str) -> list[Column]:
+        try:
+            relation = self.con.table(name)
+        except duckdb.Error as error:
+            raise EngineError(_one_line(error)) from None
+        return [
+            Column(column, str(type_), kind_of(str(type_)))
+            for column, type_ in zip(relation.columns, relation.types, strict=True)
+        ]
+
+    def describe(self, query: exp.Query) -> list[Column]:
+        try:
+            relation = self.con.sql(self.render(query))
+        except duckdb.Error as error:
+            raise EngineError(_one_line(error)) from None
+        return [
+            Column(column, str(type_), kind_of(str(type_)))
+            for column, type_ in zip(relation.columns, relation.types, strict=True)
+        ]
+
+    def _run(self, sql: str) -> pa.Table:
+        with self._lock:
+            try:
+                return self.con.sql(sql).to_arrow_table()
+            except duckdb.Error as error:
+                raise EngineError(_one_line(error)) from None
+
+    def close(self) -> None:
+        self.con.close()

@@ -1,0 +1,1 @@
+"""Judgement: outcomes from measured metrics, stored history and anomaly models."""

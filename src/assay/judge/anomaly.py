@@ -1,0 +1,70 @@
+"""DetectAnomalies' model: a robust trend band over the metric's own history.
+
+Glue does not publish its model, so assay uses one that can be explained in four lines:
+
+1. Take up to the last ``WINDOW`` (30) earlier values of the metric, oldest first. With fewer
+   than ``MIN_HISTORY`` (3) there is nothing to learn from: the rule passes and says so.
+2. Predict today's value: with 5 or more points, the least-squares line through them evaluated
+   one step ahead (a steadily growing table is not an anomaly); with fewer, their median.
+3. Measure the spread robustly: 1.4826 x the median absolute deviation of the points from the
+   fit (a consistent estimate of the standard deviation that one past outlier cannot inflate).
+4. The band is prediction ± max(3 x spread x sqrt(1 + 1/n), 1% of |prediction|, 1e-9). The
+   sqrt term widens the band when little history exists; the 1% floor keeps a perfectly
+   constant history (spread 0) from flagging every tiny wobble.
+
+The value fails the rule when it lies outside the band.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+
+WINDOW = 30
+MIN_HISTORY = 3
+TREND_MIN = 5
+SIGMAS = 3.0
+RELATIVE_FLOOR = 0.01
+
+
+@dataclass(frozen=True)
+class Band:
+    low: float
+    high: float
+    expected: float
+    points: int
+
+    def contains(self, value: float) -> bool:
+        return self.low <= value <= self.high
+
+
+def band(history: list[float]) -> Band | None:
+    """The band for the next value, from earlier values given most recent first.
+
+    >>> b = band([100.0, 102.0, 98.0, 101.0, 99.0])
+    >>> b.contains(100.0), b.contains(150.0)
+    (True, False)
+    >>> band([5.0, 5.0]) is None
+    True
+    """
+    points = [v for v in history[:WINDOW] if v is not None and math.isfinite(v)]
+    if len(points) < MIN_HISTORY:
+        return None
+    series = list(reversed(points))
+    n = len(series)
+    if n >= TREND_MIN:
+        xs = range(n)
+        mean_x, mean_y = (n - 1) / 2, statistics.fmean(series)
+        sxx = sum((x - mean_x) ** 2 for x in xs)
+        slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, series, strict=True)) / sxx
+        fitted = [mean_y + slope * (x - mean_x) for x in xs]
+        expected = mean_y + slope * (n - mean_x)
+    else:
+        expected = statistics.median(series)
+        fitted = [expected] * n
+    residuals = [y - f for y, f in zip(series, fitted, strict=True)]
+    centre = statistics.median(residuals)
+    spread = 1.4826 * statistics.median(abs(r - centre) for r in residuals)
+    half = max(SIGMAS * spread * math.sqrt(1 + 1 / n), RELATIVE_FLOOR * abs(expected), 1e-9)
+    return Band(expected - half, expected + half, expected, n)

@@ -1,0 +1,269 @@
+"""Evaluate a DQDL ruleset on one dataset: read → compile → measure (one query) → persist → judge.
+
+Metrics are written to the store before any rule is judged (DESIGN.md: persist before
+judging), so a judgement that fails can be redone from stored numbers, and dynamic rules read
+the history of earlier evaluations of the same dataset and partition.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import uuid
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from assay.engine import DuckDBEngine, Engine
+from assay.errors import ConfigError
+from assay.judge import verdicts
+from assay.judge.result import AnalyzerOutcome, EvaluationResult, RuleOutcome, json_number
+from assay.judge.rowlevel import row_outcomes
+from assay.lake.readers import register
+from assay.lang.dqdl import ast
+from assay.lang.dqdl.printer import analyzer_text, rule_text
+from assay.measure import Aggregate, Measurements, ScanPlan
+from assay.measure.requests import count_star
+from assay.rules.compiler import CompiledRule, compile_analyzer, compile_rule
+from assay.rules.plan import Context, LeafPlan
+from assay.store import MetricKey, MetricStore, OutcomeRecord, RunRecord
+
+COMPOSITE_MODES = ("column", "row")
+FILTERED_ROWS = ("passed", "skipped")
+
+
+def parse_now(now: datetime | str | None) -> datetime:
+    """The evaluation clock: the given instant (naive means UTC), or now truncated to the minute
+    (Glue's ``now()`` is minute-precise)."""
+    if now is None:
+        return datetime.now(UTC).replace(second=0, microsecond=0)
+    if isinstance(now, str):
+        try:
+            now = datetime.fromisoformat(now)
+        except ValueError:
+            raise ConfigError(
+                f"--now: '{now}' is not an ISO-8601 date-time such as 2024-06-10T12:00:00Z"
+            ) from None
+    return now if now.tzinfo else now.replace(tzinfo=UTC)
+
+
+def _check_alias(alias: str) -> None:
+    if not alias or alias.lower() == "primary" or alias.startswith("__"):
+        raise ConfigError(f"reference alias '{alias}' is not allowed: it must be a name other than 'primary'")
+
+
+class Evaluation:
+    """One evaluation of a ruleset; :func:`evaluate` is the convenient front door."""
+
+    def __init__(
+        self,
+        ruleset: ast.Ruleset,
+        data: Any,
+        *,
+        references: Mapping[str, Any] | None = None,
+        dataset: str | None = None,
+        partition: str | None = None,
+        store: MetricStore | None = None,
+        now: datetime | str | None = None,
+        composite_mode: str = "column",
+        filtered_rows: str = "passed",
+        row_level: bool = False,
+        engine: Engine | None = None,
+    ) -> None:
+        if composite_mode not in COMPOSITE_MODES:
+            raise ConfigError(f"composite mode must be 'column' or 'row', not '{composite_mode}'")
+        if filtered_rows not in FILTERED_ROWS:
+            raise ConfigError(f"filtered rows must be 'passed' or 'skipped', not '{filtered_rows}'")
+        self.ruleset = ruleset
+        self.dataset = dataset
+        self.partition = partition or ""
+        self.store = store if dataset else None
+        self.now = parse_now(now)
+        self.row_mode = composite_mode == "row"
+        self.skip_filtered = filtered_rows == "skipped"
+        self.want_rows = row_level
+        self.engine = engine or DuckDBEngine()
+        self.primary = register(self.engine, "primary", data)
+        self.references = {}
+        for alias, source in (references or {}).items():
+            _check_alias(alias)
+            self.references[alias] = register(self.engine, alias, source)
+        self.scan = ScanPlan(self.primary.name)
+        self.ctx = Context(
+            engine=self.engine,
+            primary=self.primary,
+            references=self.references,
+            now=self.now,
+            scan=self.scan,
+            constants=ruleset.constant_values,
+            data_path=self.primary.path,
+        )
+
+    def run(self) -> EvaluationResult:
+        started = datetime.now(UTC)
+        compiled = [
+            compile_rule(node, self.ctx, i, row_mode=self.row_mode)
+            for i, node in enumerate(self.ruleset.rules or ())
+        ]
+        analyzers = [compile_analyzer(a, self.ctx, i) for i, a in enumerate(self.ruleset.analyzers or ())]
+        self.ctx.group = "load"
+        rows_slot = self.scan.add(Aggregate(count_star()), "load")
+        measured = self.scan.run(self.engine)
+        plans = [p for rule in compiled for p in rule.leaves.values()]
+        plans += [rule.row_mode for rule in compiled if rule.row_mode is not None]
+        plans += [p for group in analyzers for p in group]
+        values = {id(plan): self._values(plan, measured) for plan in plans}
+        load_id = self._persist(plans, values, measured.number(rows_slot))
+        outcomes = [self._outcome(rule, values) for rule in compiled]
+        analyzer_outcomes = [
+            self._analyzer_outcome(node, group, values)
+            for node, group in zip(self.ruleset.analyzers or (), analyzers, strict=True)
+        ]
+        result = EvaluationResult(self.dataset, outcomes, analyzer_outcomes)
+        if self.want_rows:
+            texts = [rule_text(rule.node) for rule in compiled]
+            result.row_level = row_outcomes(
+                self.engine, self.primary, compiled, texts, skip_filtered=self.skip_filtered
+            )
+        result.queries = self.engine.queries
+        if self.store is not None and self.dataset:
+            result.run_id = self._record(result, load_id, started)
+        return result
+
+    # --- measuring and persisting --------------------------------------------------------
+
+    @staticmethod
+    def _values(plan: LeafPlan, measured: Measurements) -> dict[str, float | None] | str:
+        """The plan's metric values, or the engine's error when a slot could not be measured."""
+        for slot in plan.slots:
+            if slot not in measured.values and slot in measured.errors:
+                return measured.errors[slot]
+        out: dict[str, float | None] = {}
+        for name, spec in [*((m.display, m) for m in plan.metrics), *plan.hidden.items()]:
+            out[name] = spec.compute(measured)
+        return out
+
+    def _persist(
+        self, plans: list[LeafPlan], values: dict[int, dict[str, float | None] | str], rows: float | None
+    ) -> int | None:
+        if self.store is None or not self.dataset:
+            return None
+        metrics: dict[MetricKey, float | None] = {MetricKey.dataset("RowCount"): rows}
+        for plan in plans:
+            measured = values[id(plan)]
+            if isinstance(measured, str) or plan.error:
+                continue
+            for spec in plan.metrics:
+                value = measured.get(spec.display)
+                metrics[spec.stored] = value if value is None or math.isfinite(value) else None
+        path = self.primary.path
+        load_id = self.store.create_load(
+            self.dataset,
+            partition=self.partition,
+            logical_time=self.now,
+            source_path=str(path) if path else None,
+            source_sha256=_sha256(path) if path else None,
+            row_count=int(rows) if rows is not None else None,
+        )
+        self.store.save_metrics(load_id, metrics)
+        return load_id
+
+    def _history(self, key: MetricKey, k: int) -> list[float]:
+        if self.store is None or not self.dataset:
+            return []
+        points = self.store.history(self.dataset, key, partition=self.partition, before=self.now, limit=k)
+        return [p.value for p in points if p.value is not None]
+
+    # --- judging ---------------------------------------------------------------------------
+
+    def _judge_leaf(
+        self, plan: LeafPlan, values: dict[int, dict[str, float | None] | str]
+    ) -> verdicts.Judgement:
+        if plan.error is not None:
+            return verdicts.Judgement(verdicts.ERROR, plan.error)
+        measured = values[id(plan)]
+        if isinstance(measured, str):
+            return verdicts.Judgement(verdicts.ERROR, f"The rule could not be measured: {measured}")
+        return verdicts.judge(plan.verdict, measured, self._history)
+
+    def _judge_node(
+        self, node: ast.RuleNode, compiled: CompiledRule, values: dict[int, dict[str, float | None] | str]
+    ) -> verdicts.Judgement:
+        if isinstance(node, ast.Rule):
+            return self._judge_leaf(compiled.leaves[id(node)], values)
+        return verdicts.combine(
+            node.op, [self._judge_node(child, compiled, values) for child in node.children]
+        )
+
+    def _outcome(
+        self, compiled: CompiledRule, values: dict[int, dict[str, float | None] | str]
+    ) -> RuleOutcome:
+        node = compiled.node
+        if compiled.row_mode is not None:
+            judgement = self._judge_leaf(compiled.row_mode, values)
+        else:
+            judgement = self._judge_node(node, compiled, values)
+        metrics: dict[str, float | None] = {}
+        for plan in compiled.leaves.values():
+            measured = values[id(plan)]
+            if isinstance(measured, dict):
+                metrics.update({m.display: measured[m.display] for m in plan.metrics})
+        labels = self.ruleset.effective_labels(node)
+        return RuleOutcome(rule_text(node), judgement.outcome, judgement.message, metrics, labels)
+
+    def _analyzer_outcome(
+        self, node: ast.Analyzer, plans: list[LeafPlan], values: dict[int, dict[str, float | None] | str]
+    ) -> AnalyzerOutcome:
+        outcome = AnalyzerOutcome(analyzer_text(node), {})
+        for plan in plans:
+            measured = values[id(plan)]
+            if plan.error is not None:
+                outcome.errors.append(plan.error)
+            elif isinstance(measured, str):
+                outcome.errors.append(measured)
+            else:
+                outcome.metrics.update({m.display: measured[m.display] for m in plan.metrics})
+        return outcome
+
+    def _record(self, result: EvaluationResult, load_id: int | None, started: datetime) -> str:
+        assert self.store is not None
+        run_id = str(uuid.uuid4())
+        summary = {"score": result.score, **result.counts(), "queries": result.queries}
+        outcomes = [
+            OutcomeRecord(
+                r.rule, r.outcome, r.message, {k: json_number(v) for k, v in r.metrics.items()}, r.labels
+            )
+            for r in result.rules
+        ]
+        self.store.record_run(
+            RunRecord(
+                id=run_id,
+                kind="dqdl",
+                dataset=self.dataset,
+                load_id=load_id,
+                state="completed",
+                started_at=started,
+                finished_at=datetime.now(UTC),
+                summary=summary,
+                outcomes=outcomes,
+            )
+        )
+        return run_id
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def evaluate(ruleset: ast.Ruleset, data: Any, **options: Any) -> EvaluationResult:
+    """Evaluate a parsed ruleset on ``data``; see :func:`assay.dqdl.evaluate`."""
+    evaluation = Evaluation(ruleset, data, **options)
+    try:
+        return evaluation.run()
+    finally:
+        evaluation.engine.close()

@@ -1,0 +1,136 @@
+"""Outcomes from metrics: each verdict kind of :mod:`assay.rules.plan`, interpreted.
+
+Failures of the data are values here (``Failed``); a rule that cannot be judged (a dynamic
+expression that fails, a metric the engine could not compute) is ``Error``, never ``Failed``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from assay.judge import anomaly, dynamic
+from assay.lang.dqdl import ast
+from assay.lang.dqdl.printer import condition_text
+from assay.rules import predicates
+from assay.rules.plan import AllOne, Anomalous, Compare, Compliance, Fixed, Verdict
+from assay.store import MetricKey
+
+PASSED, FAILED, ERROR = "Passed", "Failed", "Error"
+
+HistoryLookup = Callable[[MetricKey, int], list[float]]
+
+
+@dataclass(frozen=True)
+class Judgement:
+    outcome: str
+    message: str | None = None
+
+
+def fmt(value: float | None) -> str:
+    """A number the way Glue prints it in messages (Java's Double.toString for common values).
+
+    >>> fmt(4), fmt(0.75), fmt(None), fmt(float("nan"))
+    ('4.0', '0.75', 'NULL', 'NaN')
+    """
+    if value is None:
+        return "NULL"
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == int(value) and abs(value) < 1e7:
+        return f"{value:.1f}"
+    return repr(float(value))
+
+
+def not_met(value: float | None) -> str:
+    return f"Value: {fmt(value)} does not meet the constraint requirement!"
+
+
+def holds(value: float | None, condition: ast.Condition, history: Callable[[int], list[float]]) -> bool:
+    """Whether a measured number satisfies a numeric condition (dynamic operands evaluated)."""
+    if value is None or math.isnan(value):
+        return False
+    operands = [dynamic.number(o, history) for o in condition.operands]
+    return predicates.python_compare(value, condition.op, operands)
+
+
+def judge(verdict: Verdict, values: Mapping[str, float | None], history: HistoryLookup) -> Judgement:
+    """Apply a verdict to the values (metric displays and hidden names) of one rule."""
+    try:
+        return _judge(verdict, values, history)
+    except dynamic.DynamicError as error:
+        return Judgement(ERROR, f"Dynamic rule could not be evaluated: {error}")
+
+
+def _judge(verdict: Verdict, values: Mapping[str, float | None], history: HistoryLookup) -> Judgement:
+    if isinstance(verdict, Fixed):
+        return Judgement(PASSED if verdict.passed else FAILED, None if verdict.passed else verdict.message)
+    if isinstance(verdict, Compare):
+        value = values.get(verdict.metric)
+        key = verdict.history
+        if holds(value, verdict.condition, lambda k: history(key, k)):
+            return Judgement(PASSED)
+        return Judgement(FAILED, not_met(value))
+    if isinstance(verdict, AllOne):
+        for metric in verdict.metrics:
+            if values.get(metric) != 1.0:
+                return Judgement(FAILED, not_met(values.get(metric)))
+        return Judgement(PASSED)
+    if isinstance(verdict, Compliance):
+        rows = values.get(verdict.rows) or 0.0
+        if rows == 0:
+            if verdict.empty_passes:
+                return Judgement(PASSED, "No rows matched the filter")
+            return Judgement(FAILED, "There are no rows to evaluate")
+        value = values.get(verdict.metric)
+        key = verdict.history
+        if verdict.threshold is None:
+            passed = value == 1.0
+        else:
+            passed = holds(value, verdict.threshold, lambda k: history(key, k))
+        if passed:
+            return Judgement(PASSED)
+        share = f"{(value or 0.0) * 100:.2f} % of rows passed the threshold"
+        if verdict.threshold is not None:
+            share += f" (the threshold requires {condition_text(verdict.threshold)})"
+        return Judgement(FAILED, share)
+    if isinstance(verdict, Anomalous):
+        value = values.get(verdict.metric)
+        if value is None or math.isnan(value):
+            return Judgement(FAILED, not_met(value))
+        past = history(verdict.history, anomaly.WINDOW)
+        band = anomaly.band(past)
+        if band is None:
+            return Judgement(
+                PASSED,
+                f"Not enough history to detect anomalies: {len(past)} of "
+                f"{anomaly.MIN_HISTORY} earlier values",
+            )
+        if band.contains(value):
+            return Judgement(PASSED)
+        return Judgement(
+            FAILED,
+            f"Value {fmt(value)} is outside the expected range [{fmt(band.low)}, {fmt(band.high)}] "
+            f"predicted from {band.points} earlier values (expected about {fmt(band.expected)})",
+        )
+    raise TypeError(f"unknown verdict {verdict!r}")
+
+
+def combine(op: str, children: list[Judgement]) -> Judgement:
+    """A composite in COLUMN mode: AND fails if a child fails, OR passes if a child passes; a
+    child in error makes the composite an error unless another child already decides it."""
+    outcomes = [c.outcome for c in children]
+    decisive, other = (FAILED, PASSED) if op == "and" else (PASSED, FAILED)
+    if decisive in outcomes:
+        result = decisive
+    elif ERROR in outcomes:
+        result = ERROR
+    else:
+        result = other
+    if result == PASSED:
+        return Judgement(PASSED)
+    reasons = [c.message for c in children if c.outcome == result and c.message]
+    return Judgement(result, "; ".join(reasons) or None)

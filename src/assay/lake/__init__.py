@@ -1,0 +1,1 @@
+"""Table storage and file reading: data sources for the engine, Iceberg tables, quarantine files."""

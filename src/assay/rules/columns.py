@@ -1,0 +1,218 @@
+"""Rules over whole columns: completeness, uniqueness, distinct values, statistics, correlation.
+
+Each function compiles one DQDL rule type (DQDL.md §6) into a :class:`LeafPlan`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from sqlglot import exp
+
+from assay.engine import Column
+from assay.lang.dqdl import ast
+from assay.measure import Aggregate, Frequencies, FrequencyAggregate, Measurements
+from assay.measure.requests import count_star, filtered, n_column
+from assay.rules.plan import (
+    AllOne,
+    Context,
+    LeafPlan,
+    MetricSpec,
+    RowCheck,
+    RuleError,
+    col,
+    judged,
+    number_of,
+    qualified,
+    ratio_of,
+)
+from assay.store import MetricKey
+
+
+def _column_key(columns: list[Column], name: str) -> MetricKey:
+    if len(columns) == 1:
+        return MetricKey.column(columns[0].name, name)
+    return MetricKey.multicolumn([c.name for c in columns], name)
+
+
+def _columns(rule: ast.Rule, ctx: Context) -> list[Column]:
+    return [ctx.column(p.text) for p in rule.params]
+
+
+def completeness_metric(ctx: Context, rule: ast.Rule, column: Column, where: exp.Expr | None) -> MetricSpec:
+    rows = ctx.request(Aggregate(count_star(where)))
+    present = ctx.request(Aggregate(filtered(exp.Count(this=col(column)), where)))
+    key = MetricKey.column(column.name, "Completeness")
+    return MetricSpec(key.key, qualified(key, rule), ratio_of(present, rows), (rows, present))
+
+
+def completeness(rule: ast.Rule, ctx: Context) -> LeafPlan:
+    """``Completeness "c" > 0.9``: non-null rows / rows."""
+    (column,) = _columns(rule, ctx)
+    where = ctx.where(rule)
+    metric = completeness_metric(ctx, rule, column, where)
+    row = RowCheck(
+        exp.Not(this=exp.Is(this=col(column), expression=exp.Null())), where, in_row_composites=False
+    )
+    return LeafPlan(rule, [metric], judged(rule, metric), row)
+
+
+def is_complete(rule: ast.Rule, ctx: Context) -> LeafPlan:
+    """``IsComplete "c"``: no NULLs."""
+    plan = completeness(rule, ctx)
+    return LeafPlan(
+        rule, plan.metrics, AllOne((plan.metrics[0].display,)), _with(plan.row, in_row_composites=True)
+    )
+
+
+def _with(row: RowCheck | None, *, in_row_composites: bool) -> RowCheck | None:
+    if row is None:
+        return None
+    return RowCheck(row.predicate, row.filter, row.helpers, in_row_composites)
+
+
+def uniqueness_metric(
+    ctx: Context, rule: ast.Rule, columns: list[Column], where: exp.Expr | None
+) -> MetricSpec:
+    """Rows whose key occurs exactly once / rows, leaving out rows whose keys are all NULL."""
+    freq = Frequencies(tuple(c.name for c in columns), where)
+    once = ctx.request(
+        FrequencyAggregate(
+            freq,
+            filtered(exp.Sum(this=n_column()), exp.EQ(this=n_column(), expression=exp.Literal.number(1))),
+        )
+    )
+    total = ctx.request(FrequencyAggregate(freq, exp.Sum(this=n_column())))
+    key = _column_key(columns, "Uniqueness")
+    return MetricSpec(key.key, qualified(key, rule), ratio_of(once, total), (once, total))
+
+
+def unique_row(columns: list[Column], where: exp.Expr | None, helper: str) -> RowCheck:
+    """A row passes when no other row (within the where clause) has its key. Rows whose key
+    columns are all NULL are left out of Uniqueness, so they pass here too."""
+    counted = (
+        exp.Literal.number(1)
+        if where is None
+        else exp.If(this=where.copy(), true=exp.Literal.number(1), false=exp.Literal.number(0))
+    )
+    window = exp.Window(this=exp.Sum(this=counted), partition_by=[col(c) for c in columns])
+    all_null = exp.and_(*(exp.Is(this=col(c), expression=exp.Null()) for c in columns))
+    single = exp.EQ(this=exp.column(helper, quoted=True), expression=exp.Literal.number(1))
+    return RowCheck(exp.or_(single, all_null), where, ((helper, window),))
+
+
+def uniqueness(rule: ast.Rule, ctx: Context) -> LeafPlan:
+    """``Uniqueness "a" "b" > 0.9``."""
+    columns = _columns(rule, ctx)
+    where = ctx.where(rule)
+    metric = uniqueness_metric(ctx, rule, columns, where)
+    row = unique_row(columns, where, ctx.fresh("__u"))
+    return LeafPlan(rule, [metric], judged(rule, metric), _with(row, in_row_composites=False))
+
+
+def is_unique(rule: ast.Rule, ctx: Context) -> LeafPlan:
+    """``IsUnique "a"``: Uniqueness is 1.0."""
+    plan = uniqueness(rule, ctx)
+    return LeafPlan(
+        rule, plan.metrics, AllOne((plan.metrics[0].display,)), _with(plan.row, in_row_composites=True)
+    )
+
+
+def is_primary_key(rule: ast.Rule, ctx: Context) -> LeafPlan:
+    """``IsPrimaryKey "a" "b"``: unique and complete (DQDL.md §6)."""
+    columns = _columns(rule, ctx)
+    where = ctx.where(rule)
+    metrics = [uniqueness_metric(ctx, rule, columns, where)]
+    metrics += [completeness_metric(ctx, rule, c, where) for c in columns]
+    unique = unique_row(columns, where, ctx.fresh("__u"))
+    complete = [exp.Not(this=exp.Is(this=col(c), expression=exp.Null())) for c in columns]
+    row = RowCheck(exp.and_(*complete, unique.predicate), where, unique.helpers)
+    return LeafPlan(rule, metrics, AllOne(tuple(m.display for m in metrics)), row)
+
+
+def unique_value_ratio(rule: ast.Rule, ctx: Context) -> LeafPlan:
+    """``UniqueValueRatio "c" > 0.5``: values seen once / distinct values, NULL left out."""
+    (column,) = _columns(rule, ctx)
+    freq = Frequencies((column.name,), ctx.where(rule))
+    distinct = ctx.request(FrequencyAggregate(freq, exp.Count(this=exp.Star())))
+    once = ctx.request(
+        FrequencyAggregate(
+            freq,
+            filtered(exp.Count(this=exp.Star()), exp.EQ(this=n_column(), expression=exp.Literal.number(1))),
+        )
+    )
+    key = MetricKey.column(column.name, "UniqueValueRatio")
+    metric = MetricSpec(key.key, qualified(key, rule), ratio_of(once, distinct), (once, distinct))
+    return LeafPlan(rule, [metric], judged(rule, metric))
+
+
+def distinct_values_count(rule: ast.Rule, ctx: Context) -> LeafPlan:
+    """``DistinctValuesCount "c" > 3``: distinct non-NULL values."""
+    (column,) = _columns(rule, ctx)
+    slot = ctx.request(
+        Aggregate(filtered(exp.Count(this=exp.Distinct(expressions=[col(column)])), ctx.where(rule)))
+    )
+    key = MetricKey.column(column.name, "DistinctValuesCount")
+    metric = MetricSpec(key.key, qualified(key, rule), number_of(slot), (slot,))
+    return LeafPlan(rule, [metric], judged(rule, metric))
+
+
+def entropy(rule: ast.Rule, ctx: Context) -> LeafPlan:
+    """``Entropy "c" > 1``: -Σ p ln p over value frequencies (natural log, as Deequ; DQDL.md §6)."""
+    (column,) = _columns(rule, ctx)
+    freq = Frequencies((column.name,), ctx.where(rule))
+    total = ctx.request(FrequencyAggregate(freq, exp.Sum(this=n_column())))
+    weighted = ctx.request(
+        FrequencyAggregate(freq, exp.Sum(this=exp.Mul(this=n_column(), expression=exp.Ln(this=n_column()))))
+    )
+
+    def compute(m: Measurements) -> float | None:
+        n, s = m.number(total), m.number(weighted)
+        if not n or s is None:
+            return float("nan")
+        # H = ln N - (1/N) Σ n ln n, the same sum without a second pass for N.
+        return max(math.log(n) - s / n, 0.0)
+
+    key = MetricKey.column(column.name, "Entropy")
+    metric = MetricSpec(key.key, qualified(key, rule), compute, (total, weighted))
+    return LeafPlan(rule, [metric], judged(rule, metric))
+
+
+def _numeric(column: Column, rule_type: str) -> None:
+    if not column.kind.numeric:
+        raise RuleError(f"Column '{column.name}' is {column.type}; {rule_type} needs a numeric column")
+
+
+def _statistic(
+    name: str, aggregate: Callable[[exp.Expr], exp.Expr]
+) -> Callable[[ast.Rule, Context], LeafPlan]:
+    def kind(rule: ast.Rule, ctx: Context) -> LeafPlan:
+        (column,) = _columns(rule, ctx)
+        _numeric(column, rule.type)
+        slot = ctx.request(Aggregate(filtered(aggregate(col(column)), ctx.where(rule))))
+        key = MetricKey.column(column.name, name)
+        metric = MetricSpec(key.key, qualified(key, rule), number_of(slot), (slot,))
+        return LeafPlan(rule, [metric], judged(rule, metric))
+
+    kind.__doc__ = f'``{name} "c" ...``: NULLs ignored; population statistics (DQDL.md §6).'
+    return kind
+
+
+mean = _statistic("Mean", lambda c: exp.Avg(this=c))
+total = _statistic("Sum", lambda c: exp.Sum(this=c))
+standard_deviation = _statistic("StandardDeviation", lambda c: exp.StddevPop(this=c))
+variance = _statistic("Variance", lambda c: exp.VariancePop(this=c))
+
+
+def column_correlation(rule: ast.Rule, ctx: Context) -> LeafPlan:
+    """``ColumnCorrelation "a" "b" > 0.8``: Pearson's r over rows where both are non-NULL."""
+    first, second = _columns(rule, ctx)
+    _numeric(first, rule.type)
+    _numeric(second, rule.type)
+    slot = ctx.request(
+        Aggregate(filtered(exp.Corr(this=col(first), expression=col(second)), ctx.where(rule)))
+    )
+    key = MetricKey.multicolumn([first.name, second.name], "ColumnCorrelation")
+    metric = MetricSpec(key.key, qualified(key, rule), number_of(slot), (slot,))
+    return LeafPlan(rule, [metric], judged(rule, metric))

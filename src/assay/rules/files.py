@@ -1,0 +1,142 @@
+"""File rules on local paths: FileFreshness, FileSize, FileUniqueness, FileMatch.
+
+Glue runs these on S3 prefixes; assay runs them on a local file or folder (a folder means
+every regular file under it). Without a path, the rule reads the data file being evaluated.
+Tags: ``recentFiles = N`` keeps the N most recently modified files, ``uriRegex`` keeps paths
+matching a pattern, ``hashAlgorithm`` is MD5, SHA-1 or SHA-256 (the default), and
+``matchFileName = "true"`` makes FileMatch compare two folders file by file, by name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from assay.lang.dqdl import ast
+from assay.rules import predicates
+from assay.rules.plan import Compliance, Context, Fixed, LeafPlan, MetricSpec, RuleError, constant, judged
+from assay.store import MetricKey
+
+_HASHES = {"MD5": "md5", "SHA-1": "sha1", "SHA1": "sha1", "SHA-256": "sha256", "SHA256": "sha256"}
+
+
+def _files(rule: ast.Rule, ctx: Context, param: int = 0) -> list[Path]:
+    if len(rule.params) > param:
+        text = rule.params[param].text
+        if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", text) and not text.lower().startswith("file://"):
+            raise RuleError(f"'{text}' is a remote path; assay's file rules read local paths only")
+        root = Path(text.removeprefix("file://"))
+    elif ctx.data_path is not None:
+        root = ctx.data_path
+    else:
+        raise RuleError(f"{rule.type} needs a path when the data is not read from a file")
+    if not root.exists():
+        raise RuleError(f"'{root}' does not exist")
+    files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
+    pattern = rule.tag("uriRegex")
+    if pattern:
+        try:
+            regex = re.compile(pattern)
+        except re.error as error:
+            raise RuleError(f"Invalid regex pattern '{pattern}': {error}") from None
+        files = [f for f in files if regex.search(str(f))]
+    recent = rule.tag("recentFiles")
+    if recent:
+        try:
+            count = int(recent)
+        except ValueError:
+            raise RuleError(f"recentFiles must be a whole number, not '{recent}'") from None
+        files = sorted(files, key=lambda f: f.stat().st_mtime, reverse=True)[:count]
+    if not files:
+        raise RuleError(f"no files found under '{root}'")
+    return files
+
+
+def _digest(path: Path, algorithm: str) -> str:
+    digest = hashlib.new(algorithm)
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _algorithm(rule: ast.Rule) -> str:
+    name = (rule.tag("hashAlgorithm") or "SHA-256").upper()
+    if name not in _HASHES:
+        raise RuleError(f"unknown hashAlgorithm '{name}': use MD5, SHA-1 or SHA-256")
+    return _HASHES[name]
+
+
+def _share_plan(rule: ast.Rule, files: list[Path], passing: int, name: str) -> LeafPlan:
+    key = MetricKey.dataset(name)
+    metric = MetricSpec(key.key, key, constant(passing / len(files)))
+    plan = LeafPlan(rule, [metric], Compliance(metric.display, "files", rule.threshold, key))
+    plan.hidden["files"] = MetricSpec("", MetricKey.dataset("FileCount"), constant(float(len(files))))
+    return plan
+
+
+def file_freshness(rule: ast.Rule, ctx: Context) -> LeafPlan:
+    """``FileFreshness "data/" > (now() - 1 days)``: files modified within the window."""
+    files = _files(rule, ctx)
+    cond = rule.condition
+    assert cond is not None
+    bounds = [predicates.static_date(o, ctx.now, rule.tag("timeZone")) for o in cond.operands]
+    stamps = [bound.timestamp() if bound else None for bound in bounds]
+    passing = sum(predicates.python_compare(f.stat().st_mtime, cond.op, stamps) for f in files)
+    return _share_plan(rule, files, passing, "FileFreshness.Compliance")
+
+
+def file_size(rule: ast.Rule, ctx: Context) -> LeafPlan:
+    """``FileSize < 5 GB``: the share of files whose size satisfies the condition."""
+    files = _files(rule, ctx)
+    cond = rule.condition
+    assert cond is not None
+    sizes = [predicates.size_bytes(o) for o in cond.operands]
+    passing = sum(predicates.python_compare(float(f.stat().st_size), cond.op, list(sizes)) for f in files)
+    return _share_plan(rule, files, passing, "FileSize.Compliance")
+
+
+def file_uniqueness(rule: ast.Rule, ctx: Context) -> LeafPlan:
+    """``FileUniqueness "data/" > 0.9``: the share of files whose content no other file has."""
+    files = _files(rule, ctx)
+    algorithm = _algorithm(rule)
+    digests = [_digest(f, algorithm) for f in files]
+    unique = sum(1 for d in digests if digests.count(d) == 1)
+    key = MetricKey.dataset("FileUniqueness")
+    metric = MetricSpec(key.key, key, constant(unique / len(files)))
+    return LeafPlan(rule, [metric], judged(rule, metric))
+
+
+def file_match(rule: ast.Rule, ctx: Context) -> LeafPlan:
+    """``FileMatch "a.csv" "b.csv"`` (same content) or ``FileMatch "a.csv" in ["<hash>"]``."""
+    algorithm = _algorithm(rule)
+    key = MetricKey.dataset("FileMatch")
+    if rule.condition is None:
+        left, right = _files(rule, ctx, 0), _files(rule, ctx, 1)
+        if (rule.tag("matchFileName") or "").lower() == "true":
+            by_name = {f.name: f for f in right}
+            pairs = [(f, by_name.get(f.name)) for f in left]
+        else:
+            pairs = list(zip(left, right, strict=False)) if len(left) == len(right) else [(left[0], None)]
+        same = [r is not None and _digest(f, algorithm) == _digest(r, algorithm) for f, r in pairs]
+        value = sum(same) / len(same)
+        message = None if all(same) else "the files' contents differ"
+    else:
+        files = _files(rule, ctx)
+        hashes = {
+            item.value.lower()
+            for item in predicates.string_items(rule.condition, ctx.constants)
+            if isinstance(item, ast.StringLit)
+        }
+        found = [_digest(f, algorithm) in hashes for f in files]
+        if rule.condition.op is ast.Op.NOT_IN:
+            found = [not f for f in found]
+        value = sum(found) / len(found)
+        message = (
+            None
+            if all(found)
+            else f"{len(found) - sum(found)} of {len(found)} files do not satisfy the hash list"
+        )
+    metric = MetricSpec(key.key, key, constant(value))
+    return LeafPlan(rule, [metric], Fixed(value == 1.0, message))

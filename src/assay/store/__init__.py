@@ -1,0 +1,35 @@
+"""The metric store: every measurement assay makes, kept so that rules can compare with the past.
+
+SQLAlchemy Core over SQLite (a file in the workspace, the default) or PostgreSQL; the schema is
+created and upgraded by the Alembic migrations shipped in ``assay/store/migrations``.
+
+>>> from datetime import UTC, datetime
+>>> from assay.store import MetricKey, MetricStore
+>>> with MetricStore.open("sqlite://") as store:
+...     load = store.create_load("orders", logical_time=datetime(2024, 5, 1, tzinfo=UTC))
+...     store.save_metrics(load, {MetricKey.dataset("RowCount"): 120.0})
+"""
+
+from assay.store.metrics import MetricStore
+from assay.store.records import (
+    ENTITIES,
+    OUTCOMES,
+    RUN_KINDS,
+    RUN_STATES,
+    HistoryPoint,
+    MetricKey,
+    OutcomeRecord,
+    RunRecord,
+)
+
+__all__ = [
+    "ENTITIES",
+    "OUTCOMES",
+    "RUN_KINDS",
+    "RUN_STATES",
+    "HistoryPoint",
+    "MetricKey",
+    "MetricStore",
+    "OutcomeRecord",
+    "RunRecord",
+]

@@ -1,0 +1,411 @@
+"""The metric store: datasets, loads, the metrics measured on them, and runs with their outcomes.
+
+Measurements are written once and read many times: rules that compare a load with its past
+(DQDL's ``RowCount > avg(last(5))``, anomaly detection) read :meth:`MetricStore.history` instead
+of scanning old data again. Every method that writes runs in one transaction.
+
+>>> from datetime import UTC, datetime
+>>> with MetricStore.open("sqlite://") as store:
+...     load = store.create_load("orders", logical_time=datetime(2024, 5, 1, tzinfo=UTC))
+...     store.save_metrics(load, {MetricKey.dataset("RowCount"): 120.0})
+...     store.metrics_of(load)
+{MetricKey(entity='Dataset', instance='*', name='RowCount'): 120.0}
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import date, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError
+
+from assay.errors import ConfigError, PlatformError
+from assay.store import schema
+from assay.store.database import describe_error, display_url, open_database, store_url
+from assay.store.records import HistoryPoint, MetricKey, OutcomeRecord, RunRecord, require_aware
+
+
+class MetricStore:
+    """Keeps every metric assay measures, keyed by dataset, load and :class:`MetricKey`.
+
+    Open one with :meth:`open` and close it (or use it as a context manager). It holds a
+    connection pool, not a connection: one store may serve many calls, and several processes
+    may use the same database at once.
+
+    >>> with MetricStore.open("sqlite://") as store:
+    ...     store.ensure_dataset("orders")
+    1
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        """Wrap an engine whose database is already migrated; use :meth:`open` instead."""
+        self._engine = engine
+
+    @classmethod
+    def open(cls, url: str | None = None, *, workspace: Path | None = None) -> MetricStore:
+        """Open the store at ``url``, creating or upgrading its schema (Alembic ``upgrade head``).
+
+        ``url`` is a SQLAlchemy URL (``sqlite:///path/assay.db``,
+        ``postgresql+psycopg://user@host:5432/db``); ``None`` means the SQLite file ``assay.db``
+        in ``workspace`` (default ``.assay``), created with its folder if missing. Several
+        processes may open the same fresh store at once: the schema is created exactly once.
+
+        Raises :class:`ConfigError` for a URL that is malformed or names an unsupported backend
+        or driver, and :class:`PlatformError` when the database cannot be reached after a few
+        attempts or cannot be migrated.
+
+        >>> import tempfile
+        >>> with MetricStore.open(workspace=Path(tempfile.mkdtemp()) / "ws") as store:
+        ...     store.url.endswith("/ws/assay.db")
+        True
+        """
+        return cls(open_database(store_url(url, workspace)))
+
+    @property
+    def url(self) -> str:
+        """The database URL, with any password hidden.
+
+        >>> with MetricStore.open("sqlite://") as store:
+        ...     store.url
+        'sqlite+pysqlite://'
+        """
+        return display_url(self._engine.url)
+
+    def close(self) -> None:
+        """Close the store's connections.
+
+        >>> MetricStore.open("sqlite://").close()
+        """
+        self._engine.dispose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def ensure_dataset(self, name: str) -> int:
+        """The id of the dataset called ``name``, registering it first if it is new.
+
+        >>> with MetricStore.open("sqlite://") as store:
+        ...     store.ensure_dataset("orders") == store.ensure_dataset("orders")
+        True
+        """
+        with self._transaction() as connection:
+            return self._ensure_dataset(connection, name)
+
+    def create_load(
+        self,
+        dataset: str,
+        *,
+        partition: str = "",
+        logical_time: datetime,
+        logical_date: date | None = None,
+        source_path: str | None = None,
+        source_sha256: str | None = None,
+        row_count: int | None = None,
+    ) -> int:
+        """Record one arrival of data into ``dataset`` (registered if new) and return the load's id.
+
+        ``logical_time`` is the instant the data is "as of" (for a DQDL evaluation, its clock) and
+        must be timezone-aware; ``partition`` ``""`` means the dataset is not partitioned.
+
+        >>> from datetime import UTC
+        >>> with MetricStore.open("sqlite://") as store:
+        ...     store.create_load("orders", partition="c42", logical_time=datetime(2024, 5, 1, tzinfo=UTC))
+        1
+        """
+        require_aware(logical_time, "logical_time")
+        with self._transaction() as connection:
+            dataset_id = self._ensure_dataset(connection, dataset)
+            inserted = connection.execute(
+                sa.insert(schema.loads).returning(schema.loads.c.id),
+                {
+                    "dataset_id": dataset_id,
+                    "partition": partition,
+                    "logical_time": logical_time,
+                    "logical_date": logical_date,
+                    "source_path": source_path,
+                    "source_sha256": source_sha256,
+                    "row_count": row_count,
+                },
+            )
+            return int(inserted.scalar_one())
+
+    def save_metrics(self, load_id: int, values: Mapping[MetricKey, float | None]) -> None:
+        """Store ``values`` as metrics of load ``load_id``, all or none; a key saved again is overwritten.
+
+        None means "no value"; NaN is stored as None too (SQLite cannot store NaN, and a NaN
+        metric has no value to compare with). Infinities are kept. An unknown ``load_id`` is a
+        :class:`ConfigError`.
+
+        >>> from datetime import UTC
+        >>> with MetricStore.open("sqlite://") as store:
+        ...     load = store.create_load("orders", logical_time=datetime(2024, 5, 1, tzinfo=UTC))
+        ...     store.save_metrics(load, {MetricKey.column("item", "Completeness"): float("nan")})
+        ...     store.metrics_of(load)
+        {MetricKey(entity='Column', instance='item', name='Completeness'): None}
+        """
+        rows = [
+            {
+                "load_id": load_id,
+                "entity": key.entity,
+                "instance": key.instance,
+                "name": key.name,
+                "value": _finite_or_none(value, allow_infinite=True),
+            }
+            for key, value in values.items()
+        ]
+        with self._transaction() as connection:
+            self._require_load(connection, load_id)
+            if not rows:
+                return
+            upsert = _UPSERTS[connection.dialect.name](schema.metrics)
+            connection.execute(
+                upsert.on_conflict_do_update(
+                    index_elements=[
+                        schema.metrics.c.load_id,
+                        schema.metrics.c.entity,
+                        schema.metrics.c.instance,
+                        schema.metrics.c.name,
+                    ],
+                    set_={"value": upsert.excluded.value},
+                ),
+                rows,
+            )
+
+    def metrics_of(self, load_id: int) -> dict[MetricKey, float | None]:
+        """Every metric stored for load ``load_id``; an unknown ``load_id`` is a :class:`ConfigError`.
+
+        >>> from datetime import UTC
+        >>> with MetricStore.open("sqlite://") as store:
+        ...     load = store.create_load("orders", logical_time=datetime(2024, 5, 1, tzinfo=UTC))
+        ...     store.metrics_of(load)
+        {}
+        """
+        query = sa.select(
+            schema.metrics.c.entity, schema.metrics.c.instance, schema.metrics.c.name, schema.metrics.c.value
+        ).where(schema.metrics.c.load_id == load_id)
+        with self._transaction() as connection:
+            self._require_load(connection, load_id)
+            return {
+                MetricKey(row.entity, row.instance, row.name): row.value for row in connection.execute(query)
+            }
+
+    def history(
+        self,
+        dataset: str,
+        key: MetricKey,
+        *,
+        partition: str = "",
+        before: datetime,
+        limit: int | None = None,
+    ) -> list[HistoryPoint]:
+        """Past values of one metric of ``dataset``'s ``partition``, most recent first.
+
+        Only loads whose ``logical_time`` is strictly earlier than ``before`` count, and loads
+        that never stored the metric are skipped; a stored None (no value, or NaN) is returned
+        as such. DQDL's ``last(k)`` is ``[p.value for p in history(..., limit=k)]``. An unknown
+        dataset has no history.
+
+        >>> from datetime import UTC
+        >>> with MetricStore.open("sqlite://") as store:
+        ...     for day, rows in [(1, 8.0), (2, 6.0), (3, 4.0)]:
+        ...         load = store.create_load("orders", logical_time=datetime(2024, 5, day, tzinfo=UTC))
+        ...         store.save_metrics(load, {MetricKey.dataset("RowCount"): rows})
+        ...     now = datetime(2024, 5, 4, tzinfo=UTC)
+        ...     [p.value for p in store.history("orders", MetricKey.dataset("RowCount"), before=now, limit=2)]
+        [4.0, 6.0]
+        """
+        require_aware(before, "history cutoff 'before'")
+        if limit is not None and limit < 0:
+            raise ConfigError(f"history limit must be 0 or more, got {limit}")
+        query = (
+            sa.select(
+                schema.loads.c.id,
+                schema.loads.c.logical_time,
+                schema.loads.c.logical_date,
+                schema.metrics.c.value,
+            )
+            .select_from(schema.datasets.join(schema.loads).join(schema.metrics))
+            .where(
+                schema.datasets.c.name == dataset,
+                schema.loads.c.partition == partition,
+                schema.loads.c.logical_time < before,
+                schema.metrics.c.entity == key.entity,
+                schema.metrics.c.instance == key.instance,
+                schema.metrics.c.name == key.name,
+            )
+            # Load id breaks ties between loads with the same logical time: the later arrival first.
+            .order_by(schema.loads.c.logical_time.desc(), schema.loads.c.id.desc())
+            .limit(limit)
+        )
+        with self._transaction() as connection:
+            return [HistoryPoint(*row) for row in connection.execute(query)]
+
+    def record_run(self, run: RunRecord) -> None:
+        """Store a run with its outcomes; recording the same run id again replaces it.
+
+        ``run.dataset`` is registered if new; ``run.load_id``, when given, must be a load of
+        that dataset. NaN and infinities in the summary and the outcomes' metrics become None.
+
+        >>> import uuid
+        >>> from datetime import UTC
+        >>> run = RunRecord(str(uuid.uuid4()), "dqdl", "orders", None, "completed", datetime.now(UTC))
+        >>> with MetricStore.open("sqlite://") as store:
+        ...     store.record_run(run)
+        ...     store.runs("orders") == [run]
+        True
+        """
+        with self._transaction() as connection:
+            dataset_id = None if run.dataset is None else self._ensure_dataset(connection, run.dataset)
+            if run.load_id is not None:
+                load_dataset = self._require_load(connection, run.load_id)
+                if dataset_id is not None and load_dataset != dataset_id:
+                    raise ConfigError(
+                        f"run {run.id}: load {run.load_id} is not a load of dataset {run.dataset!r}"
+                    )
+            connection.execute(sa.delete(schema.outcomes).where(schema.outcomes.c.run_id == run.id))
+            connection.execute(sa.delete(schema.runs).where(schema.runs.c.id == run.id))
+            connection.execute(
+                sa.insert(schema.runs),
+                {
+                    "id": run.id,
+                    "kind": run.kind,
+                    "dataset_id": dataset_id,
+                    "load_id": run.load_id,
+                    "state": run.state,
+                    "started_at": run.started_at,
+                    "finished_at": run.finished_at,
+                    "summary": _json_safe(run.summary, f"run {run.id} summary"),
+                },
+            )
+            if run.outcomes:
+                connection.execute(
+                    sa.insert(schema.outcomes),
+                    [
+                        {
+                            "run_id": run.id,
+                            "position": position,
+                            "rule": outcome.rule,
+                            "outcome": outcome.outcome,
+                            "message": outcome.message,
+                            "metrics": {
+                                name: _finite_or_none(value, allow_infinite=False)
+                                for name, value in outcome.metrics.items()
+                            },
+                            "labels": dict(outcome.labels),
+                        }
+                        for position, outcome in enumerate(run.outcomes)
+                    ],
+                )
+
+    def runs(self, dataset: str | None = None, limit: int = 50) -> list[RunRecord]:
+        """The ``limit`` most recently started runs, of ``dataset`` or of every dataset, newest first.
+
+        >>> with MetricStore.open("sqlite://") as store:
+        ...     store.runs()
+        []
+        """
+        if limit < 0:
+            raise ConfigError(f"runs limit must be 0 or more, got {limit}")
+        query = (
+            sa.select(schema.runs, schema.datasets.c.name.label("dataset"))
+            .select_from(schema.runs.outerjoin(schema.datasets))
+            .order_by(schema.runs.c.started_at.desc(), schema.runs.c.id.desc())
+            .limit(limit)
+        )
+        if dataset is not None:
+            query = query.where(schema.datasets.c.name == dataset)
+        with self._transaction() as connection:
+            found = connection.execute(query).all()
+            outcomes_of: dict[str, list[OutcomeRecord]] = {row.id: [] for row in found}
+            outcome_rows = connection.execute(
+                sa.select(schema.outcomes)
+                .where(schema.outcomes.c.run_id.in_(list(outcomes_of)))
+                .order_by(schema.outcomes.c.run_id, schema.outcomes.c.position)
+            )
+            for row in outcome_rows:
+                outcomes_of[row.run_id].append(
+                    OutcomeRecord(row.rule, row.outcome, row.message, row.metrics, row.labels)
+                )
+        return [
+            RunRecord(
+                id=row.id,
+                kind=row.kind,
+                dataset=row.dataset,
+                load_id=row.load_id,
+                state=row.state,
+                started_at=row.started_at,
+                finished_at=row.finished_at,
+                summary=row.summary,
+                outcomes=outcomes_of[row.id],
+            )
+            for row in found
+        ]
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Connection]:
+        try:
+            with self._engine.begin() as connection:
+                yield connection
+        except DBAPIError as err:
+            raise PlatformError(f"metric store {self.url}: {describe_error(err)}") from err
+
+    def _ensure_dataset(self, connection: Connection, name: str) -> int:
+        if not name or len(name) > schema.DATASET_NAME_LENGTH:
+            raise ConfigError(f"dataset name {name!r} must have 1 to {schema.DATASET_NAME_LENGTH} characters")
+        # Insert-or-nothing, then read: two processes registering the same dataset both succeed.
+        insert = _UPSERTS[connection.dialect.name](schema.datasets)
+        connection.execute(
+            insert.on_conflict_do_nothing(index_elements=[schema.datasets.c.name]), {"name": name}
+        )
+        found = connection.execute(sa.select(schema.datasets.c.id).where(schema.datasets.c.name == name))
+        return int(found.scalar_one())
+
+    def _require_load(self, connection: Connection, load_id: int) -> int:
+        """The dataset id of load ``load_id``; a ConfigError when the store has no such load."""
+        dataset_id = connection.execute(
+            sa.select(schema.loads.c.dataset_id).where(schema.loads.c.id == load_id)
+        ).scalar()
+        if dataset_id is None:
+            raise ConfigError(f"metric store {self.url} has no load with id {load_id}")
+        return int(dataset_id)
+
+
+# Both dialects spell "insert ... on conflict" the same way; Core has no portable form of it.
+_UPSERTS: dict[str, Callable[[sa.Table], sqlite.Insert | postgresql.Insert]] = {
+    "sqlite": sqlite.insert,
+    "postgresql": postgresql.insert,
+}
+
+
+def _finite_or_none(value: float | None, *, allow_infinite: bool) -> float | None:
+    if value is None or math.isnan(value) or (math.isinf(value) and not allow_infinite):
+        return None
+    return float(value)
+
+
+def _json_safe(value: Any, where: str) -> Any:
+    """``value`` as plain JSON, NaN and infinities as None: JSON has neither and PostgreSQL refuses them."""
+    if isinstance(value, float):
+        return _finite_or_none(value, allow_infinite=False)
+    if value is None or isinstance(value, str | int):
+        return value
+    if isinstance(value, Mapping):
+        if not all(isinstance(name, str) for name in value):
+            raise ConfigError(f"{where}: JSON object keys must be strings, got {list(value)}")
+        return {name: _json_safe(item, where) for name, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(item, where) for item in value]
+    raise ConfigError(f"{where}: {type(value).__name__} value {value!r} cannot be stored as JSON")

@@ -1,0 +1,194 @@
+"""The values that go into the metric store and come out of it.
+
+A :class:`MetricKey` names one measured number about a load the way AWS Glue Data Quality names
+its metrics (``Dataset.*.RowCount``, ``Column.item.Completeness``,
+``Multicolumn.a,b.ColumnCorrelation``); a :class:`HistoryPoint` is one past value of a metric;
+a :class:`RunRecord` is one run with its :class:`OutcomeRecord` list.
+
+>>> MetricKey.column("item", "Completeness").key
+'Column.item.Completeness'
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+from assay.errors import ConfigError
+
+ENTITIES = ("Dataset", "Column", "Multicolumn")
+"""What a metric is about: the whole load, one column, or several columns together."""
+
+RUN_KINDS = ("dqdl", "gate", "profile")
+"""What a run executed: a DQDL ruleset, the ingestion gate, or a profile."""
+
+RUN_STATES = ("completed", "config_error", "system_error")
+"""How a run ended: it ran (whatever its outcomes), or the author's or the platform's error stopped it."""
+
+OUTCOMES = ("Passed", "Failed", "Error")
+"""The outcome of one rule, as AWS Glue reports it; ``Error`` is a rule that could not run."""
+
+
+def _require(value: str, allowed: tuple[str, ...], what: str) -> None:
+    if value not in allowed:
+        raise ConfigError(f"unknown {what} {value!r}: expected one of {', '.join(allowed)}")
+
+
+def require_aware(value: datetime, what: str) -> None:
+    """Refuse a naive datetime: the store keeps instants, and a naive value names none.
+
+    >>> from datetime import UTC
+    >>> require_aware(datetime(2024, 5, 1, tzinfo=UTC), "logical_time")
+    """
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ConfigError(f"{what} {value.isoformat()} has no time zone; pass an aware datetime (UTC)")
+
+
+@dataclass(frozen=True)
+class MetricKey:
+    """The name of one metric of a load: ``entity``, ``instance`` and ``name``.
+
+    ``instance`` is ``*`` for the whole dataset (or a rule's alias), a column name (dots allowed),
+    or for ``Multicolumn`` the column names joined by commas. Build keys with the constructors:
+
+    >>> MetricKey.dataset("RowCount").key
+    'Dataset.*.RowCount'
+    >>> MetricKey.multicolumn(["a", "b"], "ColumnCorrelation").key
+    'Multicolumn.a,b.ColumnCorrelation'
+    """
+
+    entity: str
+    instance: str
+    name: str
+
+    def __post_init__(self) -> None:
+        _require(self.entity, ENTITIES, "metric entity")
+        if not self.instance or not self.name:
+            raise ConfigError(f"metric {self.key!r} needs both an instance and a name")
+
+    @property
+    def key(self) -> str:
+        """The display key, as AWS Glue prints it: ``f"{entity}.{instance}.{name}"``.
+
+        Not parseable back: instances and names may both contain dots.
+
+        >>> MetricKey.column("address.city", "Completeness").key
+        'Column.address.city.Completeness'
+        """
+        return f"{self.entity}.{self.instance}.{self.name}"
+
+    @classmethod
+    def dataset(cls, name: str, instance: str = "*") -> MetricKey:
+        """A metric of the whole load; ``instance`` names a rule's alias when there is one.
+
+        >>> MetricKey.dataset("RowCount")
+        MetricKey(entity='Dataset', instance='*', name='RowCount')
+        """
+        return cls("Dataset", instance, name)
+
+    @classmethod
+    def column(cls, column: str, name: str) -> MetricKey:
+        """A metric of one column.
+
+        >>> MetricKey.column("item", "Completeness")
+        MetricKey(entity='Column', instance='item', name='Completeness')
+        """
+        return cls("Column", column, name)
+
+    @classmethod
+    def multicolumn(cls, columns: Sequence[str], name: str) -> MetricKey:
+        """A metric of several columns together; their names are joined by commas, in order.
+
+        >>> MetricKey.multicolumn(("height", "weight"), "ColumnCorrelation").instance
+        'height,weight'
+        """
+        if isinstance(columns, str):
+            raise ConfigError(f"Multicolumn metric {name!r} takes a sequence of column names, not a string")
+        if len(columns) < 2:
+            raise ConfigError(f"Multicolumn metric {name!r} needs at least two columns, got {list(columns)}")
+        if any("," in column for column in columns):
+            raise ConfigError(
+                f"Multicolumn metric {name!r}: column names {list(columns)} contain a comma, "
+                "which separates the columns of a Multicolumn metric"
+            )
+        return cls("Multicolumn", ",".join(columns), name)
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    """One past value of a metric: the load it was measured on and the value (None: no value or NaN).
+
+    >>> from datetime import UTC
+    >>> HistoryPoint(7, datetime(2024, 5, 1, tzinfo=UTC), None, 120.0).value
+    120.0
+    """
+
+    load_id: int
+    logical_time: datetime
+    logical_date: date | None
+    value: float | None
+
+
+@dataclass(frozen=True)
+class OutcomeRecord:
+    """The outcome of one rule in a run, as stored; its position is its place in the run's list.
+
+    ``metrics`` maps display keys (``Dataset.*.RowCount``) to the values the rule judged; NaN and
+    infinities are stored as None (JSON has neither). ``labels`` are the rule's DQDL labels.
+
+    >>> OutcomeRecord("RowCount > 0", "Passed", metrics={"Dataset.*.RowCount": 3.0}).outcome
+    'Passed'
+    """
+
+    rule: str
+    outcome: str
+    message: str | None = None
+    metrics: Mapping[str, float | None] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _require(self.outcome, OUTCOMES, "rule outcome")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One run of a check suite, gate or profile: its state, times, summary and rule outcomes.
+
+    ``id`` is a UUID string; ``dataset`` is a dataset name; ``summary`` is any JSON object (NaN
+    and infinities inside it are stored as None). ``outcomes`` is kept as a tuple, in order.
+
+    >>> from datetime import UTC
+    >>> run = RunRecord(
+    ...     id="0b7c5a52-4d0e-4a59-9d43-2f1f1d1f7d6e", kind="dqdl", dataset="orders", load_id=None,
+    ...     state="completed", started_at=datetime(2024, 5, 1, tzinfo=UTC),
+    ...     outcomes=[OutcomeRecord("RowCount > 0", "Passed")],
+    ... )
+    >>> run.outcomes
+    (OutcomeRecord(rule='RowCount > 0', outcome='Passed', message=None, metrics={}, labels={}),)
+    """
+
+    id: str
+    kind: str
+    dataset: str | None
+    load_id: int | None
+    state: str
+    started_at: datetime
+    finished_at: datetime | None = None
+    summary: Mapping[str, Any] | None = None
+    outcomes: Sequence[OutcomeRecord] = ()
+
+    def __post_init__(self) -> None:
+        try:
+            uuid.UUID(self.id)
+        except ValueError:
+            raise ConfigError(f"run id {self.id!r} is not a UUID") from None
+        _require(self.kind, RUN_KINDS, "run kind")
+        _require(self.state, RUN_STATES, "run state")
+        require_aware(self.started_at, "run started_at")
+        if self.finished_at is not None:
+            require_aware(self.finished_at, "run finished_at")
+        # A tuple, so that a record read back from the store equals the one that was written.
+        object.__setattr__(self, "outcomes", tuple(self.outcomes))

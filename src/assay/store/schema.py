@@ -1,0 +1,140 @@
+"""The metric store's tables, as SQLAlchemy Core metadata.
+
+The tables here are what the code reads and writes; the Alembic migrations in
+``assay/store/migrations/versions`` are what creates them, and a test checks that the two agree.
+Constraint and index names follow :data:`NAMING_CONVENTION` so that later migrations can name
+them on both backends.
+
+>>> sorted(metadata.tables)
+['datasets', 'loads', 'metrics', 'outcomes', 'runs']
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Dialect
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+VERSION_TABLE = "assay_alembic_version"
+"""Alembic's bookkeeping table, named apart from the default so a shared database can hold others."""
+
+DATASET_NAME_LENGTH = 200
+"""The longest dataset name the store accepts."""
+
+
+class UTCDateTime(sa.TypeDecorator[datetime]):
+    """A timestamp that goes in and comes out timezone-aware, in UTC, on every backend.
+
+    PostgreSQL keeps the instant (``timestamptz``) and returns it in the session's time zone;
+    SQLite has no time zone at all, so the value is stored as naive UTC text, which also keeps
+    its ordering correct. Naive datetimes are refused: their meaning depends on the machine.
+
+    >>> sqlite = sa.create_engine("sqlite://").dialect
+    >>> UTCDateTime().process_bind_param(datetime(2024, 5, 1, tzinfo=UTC), sqlite)
+    datetime.datetime(2024, 5, 1, 0, 0)
+    """
+
+    impl = sa.DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError(f"timestamp {value.isoformat()} has no time zone")
+        utc = value.astimezone(UTC)
+        return utc.replace(tzinfo=None) if dialect.name == "sqlite" else utc
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def utcnow() -> datetime:
+    """The current instant, timezone-aware in UTC.
+
+    >>> utcnow().tzinfo
+    datetime.timezone.utc
+    """
+    return datetime.now(UTC)
+
+
+metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
+
+datasets = sa.Table(
+    "datasets",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.String(DATASET_NAME_LENGTH), nullable=False, unique=True),
+    sa.Column("owner", sa.String(200)),
+    sa.Column("description", sa.Text),
+    sa.Column("created_at", UTCDateTime, nullable=False, default=utcnow),
+)
+
+loads = sa.Table(
+    "loads",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("dataset_id", sa.Integer, sa.ForeignKey("datasets.id"), nullable=False),
+    # '' rather than NULL for "no partition": NULLs never compare equal, so history lookups and
+    # any later unique key over (dataset, partition, ...) would treat every unpartitioned load apart.
+    sa.Column("partition", sa.String(200), nullable=False, server_default=""),
+    sa.Column("logical_time", UTCDateTime, nullable=False),
+    sa.Column("logical_date", sa.Date),
+    sa.Column("source_path", sa.Text),
+    sa.Column("source_sha256", sa.String(64)),
+    sa.Column("row_count", sa.BigInteger),
+    sa.Column("created_at", UTCDateTime, nullable=False, default=utcnow),
+    sa.Index(None, "dataset_id", "partition", "logical_time"),
+)
+
+metrics = sa.Table(
+    "metrics",
+    metadata,
+    sa.Column("load_id", sa.Integer, sa.ForeignKey("loads.id"), nullable=False),
+    sa.Column("entity", sa.String(20), nullable=False),
+    # Text: a Multicolumn instance lists every column it covers, with no useful upper bound.
+    sa.Column("instance", sa.Text, nullable=False),
+    sa.Column("name", sa.String(200), nullable=False),
+    # NULL is both "no value" and NaN: SQLite cannot store NaN, so neither backend does.
+    sa.Column("value", sa.Double),
+    sa.PrimaryKeyConstraint("load_id", "entity", "instance", "name"),
+    # History reads one metric across many loads: key first, then the load to join on.
+    sa.Index(None, "entity", "instance", "name", "load_id"),
+)
+
+runs = sa.Table(
+    "runs",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("kind", sa.String(20), nullable=False),
+    sa.Column("dataset_id", sa.Integer, sa.ForeignKey("datasets.id")),
+    sa.Column("load_id", sa.Integer, sa.ForeignKey("loads.id")),
+    sa.Column("state", sa.String(20), nullable=False),
+    sa.Column("started_at", UTCDateTime, nullable=False),
+    sa.Column("finished_at", UTCDateTime),
+    sa.Column("summary", sa.JSON(none_as_null=True)),
+    sa.Index(None, "dataset_id", "started_at"),
+)
+
+outcomes = sa.Table(
+    "outcomes",
+    metadata,
+    sa.Column("run_id", sa.String(36), sa.ForeignKey("runs.id"), nullable=False),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("rule", sa.Text, nullable=False),
+    sa.Column("outcome", sa.String(20), nullable=False),
+    sa.Column("message", sa.Text),
+    sa.Column("metrics", sa.JSON, nullable=False),
+    sa.Column("labels", sa.JSON, nullable=False),
+    sa.PrimaryKeyConstraint("run_id", "position"),
+)

@@ -1,0 +1,95 @@
+"""Several OS processes on one store at the same time: the schema is made once, every write lands whole."""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from multiprocessing.synchronize import Barrier
+
+import sqlalchemy as sa
+
+from assay.store import MetricKey, MetricStore, schema
+
+PROCESSES = 2
+BATCHES = 20
+METRICS_PER_BATCH = 25
+MAY_1 = datetime(2024, 5, 1, tzinfo=UTC)
+# Generous: a process that is still waiting after this long is a deadlock, not a slow machine.
+TIMEOUT_SECONDS = 120
+
+# Spawned, not forked: each process imports assay afresh and opens its own connections, as two
+# separate `assay` commands would.
+spawn = multiprocessing.get_context("spawn")
+
+
+@contextmanager
+def breaking(barrier: Barrier) -> Iterator[None]:
+    """Break the barrier when this process fails, so that the others stop waiting for it."""
+    try:
+        yield
+    except BaseException:
+        barrier.abort()
+        raise
+
+
+def open_store(url: str, barrier: Barrier, worker: int) -> None:
+    barrier.wait()
+    MetricStore.open(url).close()
+
+
+def save_metrics(url: str, barrier: Barrier, worker: int) -> None:
+    with breaking(barrier), MetricStore.open(url) as store:
+        load = store.create_load(
+            "orders", partition=f"p{worker}", logical_time=MAY_1 + timedelta(hours=worker)
+        )
+        barrier.wait()
+        for batch in range(BATCHES):
+            store.save_metrics(
+                load,
+                {
+                    MetricKey.column(f"c{batch}_{column}", "Completeness"): float(worker)
+                    for column in range(METRICS_PER_BATCH)
+                },
+            )
+
+
+def run_together(target: Callable[[str, Barrier, int], None], url: str) -> None:
+    """Run ``target(url, barrier, worker)`` in separate processes and check that each one succeeds."""
+    barrier = spawn.Barrier(PROCESSES, timeout=TIMEOUT_SECONDS)
+    processes = [spawn.Process(target=target, args=(url, barrier, worker)) for worker in range(PROCESSES)]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(TIMEOUT_SECONDS)
+    assert [process.exitcode for process in processes] == [0] * PROCESSES
+
+
+def count(engine: sa.Engine, query: sa.Select[int]) -> int:
+    with engine.connect() as connection:
+        return connection.execute(query).scalar_one()
+
+
+def test_processes_opening_a_fresh_store_at_once_create_it_once(store_url: str) -> None:
+    run_together(open_store, store_url)
+    engine = sa.create_engine(store_url)
+    version_rows = sa.select(sa.func.count()).select_from(sa.table(schema.VERSION_TABLE))
+    assert count(engine, version_rows) == 1
+    assert set(schema.metadata.tables) <= set(sa.inspect(engine).get_table_names())
+    engine.dispose()
+
+
+def test_processes_saving_metrics_at_once_all_land(store_url: str) -> None:
+    run_together(save_metrics, store_url)
+    engine = sa.create_engine(store_url)
+    per_load = (
+        sa.select(schema.metrics.c.load_id, sa.func.count(), sa.func.min(schema.metrics.c.value))
+        .group_by(schema.metrics.c.load_id)
+        .order_by(sa.func.min(schema.metrics.c.value))
+    )
+    with engine.connect() as connection:
+        counts = [(total, value) for _, total, value in connection.execute(per_load)]
+    assert counts == [(BATCHES * METRICS_PER_BATCH, float(worker)) for worker in range(PROCESSES)]
+    assert count(engine, sa.select(sa.func.count()).select_from(schema.datasets)) == 1
+    engine.dispose()

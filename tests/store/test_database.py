@@ -1,0 +1,150 @@
+"""Opening a store: URLs, the default workspace file, migrations, and errors a user can read."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+
+import assay.store
+from assay.errors import ConfigError, PlatformError
+from assay.store import MetricKey, MetricStore, schema
+from pgserver import PostgresServer, free_port
+
+TABLES = {"datasets", "loads", "metrics", "runs", "outcomes"}
+MAY_1 = datetime(2024, 5, 1, tzinfo=UTC)
+
+
+@pytest.fixture
+def engine(store_url: str) -> Iterator[sa.Engine]:
+    """A plain engine on the store's database, to look at it from outside the store."""
+    plain = sa.create_engine(store_url)
+    yield plain
+    plain.dispose()
+
+
+def versions(engine: sa.Engine) -> list[str]:
+    with engine.connect() as connection:
+        return list(
+            connection.execute(
+                sa.select(sa.column("version_num")).select_from(sa.table(schema.VERSION_TABLE))
+            ).scalars()
+        )
+
+
+def alembic_config(connection: sa.Connection) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(Path(assay.store.__file__).parent / "migrations"))
+    config.attributes["connection"] = connection
+    return config
+
+
+def test_open_creates_the_schema_from_empty(store_url: str, engine: sa.Engine) -> None:
+    assert sa.inspect(engine).get_table_names() == []
+    MetricStore.open(store_url).close()
+    assert set(sa.inspect(engine).get_table_names()) == TABLES | {schema.VERSION_TABLE}
+    assert versions(engine) == ["0001"]
+
+
+def test_migrations_create_what_the_code_expects(store: MetricStore, engine: sa.Engine) -> None:
+    with engine.connect() as connection:
+        context = MigrationContext.configure(connection, opts={"version_table": schema.VERSION_TABLE})
+        differences = compare_metadata(context, schema.metadata)
+    assert differences == []
+
+
+def test_migrations_downgrade_to_empty_and_back(store: MetricStore, engine: sa.Engine) -> None:
+    with engine.begin() as connection:
+        command.downgrade(alembic_config(connection), "base")
+    assert set(sa.inspect(engine).get_table_names()) <= {schema.VERSION_TABLE}
+    with engine.begin() as connection:
+        command.upgrade(alembic_config(connection), "head")
+    assert set(sa.inspect(engine).get_table_names()) >= TABLES
+
+
+def test_opening_again_keeps_the_data(store_url: str, engine: sa.Engine) -> None:
+    with MetricStore.open(store_url) as store:
+        load = store.create_load("orders", logical_time=MAY_1)
+        store.save_metrics(load, {MetricKey.dataset("RowCount"): 3.0})
+    with MetricStore.open(store_url) as store:
+        assert store.metrics_of(load) == {MetricKey.dataset("RowCount"): 3.0}
+    assert versions(engine) == ["0001"]
+
+
+def test_a_schema_newer_than_the_code_is_a_platform_error(store: MetricStore, engine: sa.Engine) -> None:
+    with engine.begin() as connection:
+        connection.execute(
+            sa.update(sa.table(schema.VERSION_TABLE, sa.column("version_num"))).values(version_num="9999")
+        )
+    with pytest.raises(PlatformError, match=r"cannot migrate the metric store .*9999"):
+        MetricStore.open(store.url)
+
+
+def test_a_database_failure_after_open_is_a_platform_error(store: MetricStore, engine: sa.Engine) -> None:
+    with engine.begin() as connection:
+        schema.outcomes.drop(connection)
+    with pytest.raises(PlatformError, match=r"metric store .*outcomes"):
+        store.runs()
+
+
+def test_default_store_is_a_file_in_the_workspace(tmp_path: Path) -> None:
+    workspace = tmp_path / "deep" / "workspace"
+    with MetricStore.open(workspace=workspace) as store:
+        store.ensure_dataset("orders")
+        assert store.url == f"sqlite+pysqlite:///{workspace / 'assay.db'}"
+    assert (workspace / "assay.db").is_file()
+
+
+def test_default_workspace_is_dot_assay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    MetricStore.open().close()
+    assert (tmp_path / ".assay" / "assay.db").is_file()
+
+
+def test_workspace_that_cannot_be_created_is_a_platform_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    with pytest.raises(PlatformError, match="cannot create the workspace folder"):
+        MetricStore.open(workspace=tmp_path / "file" / "workspace")
+
+
+def test_driverless_postgresql_url_uses_psycopg(postgres_url: str) -> None:
+    with MetricStore.open(postgres_url.replace("postgresql+psycopg://", "postgresql://")) as store:
+        assert store.url.startswith("postgresql+psycopg://")
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("not a url", "'not a url' is not a database URL"),
+        ("mysql://assay@db/quality", "backend 'mysql' is not supported"),
+        ("postgresql+psycopg2://assay@db/quality", "driver 'psycopg2' is not available"),
+    ],
+)
+def test_bad_urls_are_config_errors(url: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        MetricStore.open(url)
+
+
+def test_connection_options_the_driver_refuses_are_config_errors(postgres_server: PostgresServer) -> None:
+    with pytest.raises(ConfigError, match='refused the connection: invalid connection option "bogus"'):
+        MetricStore.open(postgres_server.url() + "?bogus=1")
+
+
+def test_unreachable_server_is_a_platform_error_without_password() -> None:
+    url = f"postgresql+psycopg://assay:secret@127.0.0.1:{free_port()}/quality"
+    with pytest.raises(PlatformError, match=r"after 3 attempts: .*Connection refused") as raised:
+        MetricStore.open(url)
+    assert "secret" not in str(raised.value)
+    assert "assay:***@127.0.0.1" in str(raised.value)
+
+
+def test_unopenable_sqlite_file_is_a_platform_error(tmp_path: Path) -> None:
+    with pytest.raises(PlatformError, match="unable to open database file"):
+        MetricStore.open(f"sqlite:///{tmp_path / 'missing' / 'assay.db'}")
