@@ -101,7 +101,7 @@ def dqdl_validate(
     rules = [rule_text(r) for r in parsed.ruleset.rules or ()]
     analyzers = [analyzer_text(a) for a in parsed.ruleset.analyzers or ()]
     for warning in parsed.warnings:
-        err.print(f"[yellow]{file}:{warning}[/yellow]", highlight=False)
+        sys.stderr.write(f"{file}:{warning}\n")
     if json_out:
         _write_json("-", {"file": str(file), "valid": True, "rules": rules, "analyzers": analyzers})
         return
@@ -147,7 +147,10 @@ def dqdl_run(
         str | None, typer.Option(help="Fix the clock (ISO-8601) for date and freshness rules.")
     ] = None,
     fail_on: Annotated[
-        str | None, typer.Option(help="Exit 1 when a rule is 'failed' (or in 'error', which also counts).")
+        str | None,
+        typer.Option(
+            help="Exit 1 when a rule is 'failed' (failed or in error) or in 'error' (in error only)."
+        ),
     ] = None,
 ) -> None:
     """Evaluate the ruleset in FILE on a dataset and report each rule's outcome."""
@@ -197,9 +200,9 @@ def dqdl_run(
         if row_level is not None:
             out.print(f"Row-level results: {row_level}", highlight=False)
     counts = result.counts()
-    if fail_on == "error" and counts["Error"]:
-        raise typer.Exit(1)
-    if fail_on and (counts["Failed"] or (fail_on == "failed" and counts["Error"])):
+    if (fail_on == "error" and counts["Error"]) or (
+        fail_on == "failed" and (counts["Failed"] or counts["Error"])
+    ):
         raise typer.Exit(1)
 
 
@@ -216,14 +219,17 @@ def demo(
 def main() -> None:
     """Entry point: map assay's errors to exit codes, never a traceback for a user's mistake."""
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)  # returns the code of a typer.Exit raised by a command
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except typer.Exit as done:
         sys.exit(done.exit_code)
     except typer.Abort:
         err.print("aborted")
         sys.exit(130)
     except AssayError as error:
-        err.print(f"[red]error:[/red] {error}", highlight=False)
+        # Plain text, never re-wrapped: the caret under a ruleset error must stay in its column.
+        sys.stderr.write(f"error: {error}\n")
         sys.exit(error.exit_code)
     except Exception as error:  # click's usage errors and anything unexpected
         if isinstance(error, typer.TyperException):  # usage errors: typer prints them, exit 2
@@ -231,7 +237,5 @@ def main() -> None:
             sys.exit(getattr(error, "exit_code", 2))
         if os.environ.get("ASSAY_DEBUG"):
             traceback.print_exc()
-        err.print(
-            f"[red]internal error:[/red] {type(error).__name__}: {error} (set ASSAY_DEBUG=1 for details)"
-        )
+        sys.stderr.write(f"internal error: {type(error).__name__}: {error} (set ASSAY_DEBUG=1 for details)\n")
         sys.exit(3)

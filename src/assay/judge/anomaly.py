@@ -4,8 +4,9 @@ Glue does not publish its model, so assay uses one that can be explained in four
 
 1. Take up to the last ``WINDOW`` (30) earlier values of the metric, oldest first. With fewer
    than ``MIN_HISTORY`` (3) there is nothing to learn from: the rule passes and says so.
-2. Predict today's value: with 5 or more points, the least-squares line through them evaluated
-   one step ahead (a steadily growing table is not an anomaly); with fewer, their median.
+2. Predict today's value: with 5 or more points, the Theil-Sen line through them (the median
+   of the pairwise slopes, so one past outlier cannot tilt it) evaluated one step ahead, since a
+   steadily growing table is not an anomaly; with fewer points, their median.
 3. Measure the spread robustly: 1.4826 x the median absolute deviation of the points from the
    fit (a consistent estimate of the standard deviation that one past outlier cannot inflate).
 4. The band is prediction ± max(3 x spread x sqrt(1 + 1/n), 1% of |prediction|, 1e-9). The
@@ -54,12 +55,12 @@ def band(history: list[float]) -> Band | None:
     series = list(reversed(points))
     n = len(series)
     if n >= TREND_MIN:
-        xs = range(n)
-        mean_x, mean_y = (n - 1) / 2, statistics.fmean(series)
-        sxx = sum((x - mean_x) ** 2 for x in xs)
-        slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, series, strict=True)) / sxx
-        fitted = [mean_y + slope * (x - mean_x) for x in xs]
-        expected = mean_y + slope * (n - mean_x)
+        slope = statistics.median(
+            (series[j] - series[i]) / (j - i) for i in range(n) for j in range(i + 1, n)
+        )
+        intercept = statistics.median(y - slope * x for x, y in enumerate(series))
+        fitted = [intercept + slope * x for x in range(n)]
+        expected = intercept + slope * n
     else:
         expected = statistics.median(series)
         fitted = [expected] * n

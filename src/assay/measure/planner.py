@@ -127,12 +127,13 @@ class ScanPlan:
         except EngineError:
             pass
         for slots in self.groups.values():
-            if not slots:
+            pending = [slot for slot in slots if slot not in result.values]
+            if not pending:
                 continue
             try:
-                result.values.update(_first_row(engine.query(self.select(slots))))
+                result.values.update(_first_row(engine.query(self.select(pending))))
             except EngineError as error:
-                for slot in slots:
+                for slot in pending:
                     result.errors.setdefault(slot, error.message)
         return result
 

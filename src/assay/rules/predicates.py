@@ -163,7 +163,8 @@ def regex_full_match(x: exp.Expr, pattern: str) -> exp.Expr:
         re.compile(pattern)
     except re.error as error:
         raise RuleError(f"Invalid regex pattern '{pattern}': {error}") from None
-    return exp.func("regexp_full_match", x, exp.Literal.string(pattern))
+    # An anchored partial match is a full match on every engine (RE2 and Java regex alike).
+    return exp.RegexpLike(this=x, expression=exp.Literal.string(f"^(?:{pattern})$"))
 
 
 def whitespace_only(x: exp.Expr) -> exp.Expr:

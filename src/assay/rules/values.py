@@ -51,9 +51,7 @@ def as_timestamp(column: Column) -> exp.Expr:
     """The column as a UTC timestamp without zone; text is parsed, NULL where it is not a date."""
     if column.kind is DataKind.TIMESTAMP:
         if "TIME ZONE" in column.type.upper():
-            return exp.cast(
-                exp.func("timezone", exp.Literal.string("UTC"), col(column)), exp.DataType.build("TIMESTAMP")
-            )
+            return exp.AtTimeZone(this=col(column), zone=exp.Literal.string("UTC"))
         return col(column)
     if column.kind is DataKind.DATE:
         return exp.cast(col(column), exp.DataType.build("TIMESTAMP"))
@@ -226,7 +224,7 @@ def castable(text: exp.Expr, type_name: str, fmt: str | None) -> exp.Expr:
         target = exp.DataType.build(f"DECIMAL({decimal.group(1)},{decimal.group(2)})")
         converted: exp.Expr = exp.TryCast(this=text, to=target)
     elif upper in ("DATE", "TIMESTAMP") and fmt:
-        converted = exp.func("try_strptime", text, exp.Literal.string(strftime_format(fmt)))
+        converted = exp.StrToTime(this=text, format=exp.Literal.string(strftime_format(fmt)), safe=True)
     elif upper in _CAST_TYPES:
         converted = exp.TryCast(this=text, to=exp.DataType.build(_CAST_TYPES[upper]))
     else:

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Install the development dependencies into .venv and run every check: lint, format, types, tests.
+# The tests of the PostgreSQL metric store start a real server from the installed PostgreSQL
+# binaries (Debian: apt-get install postgresql); they fail, not skip, when it is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[dev]'
+.venv/bin/ruff check src tests bench
+.venv/bin/ruff format --check src tests bench
+.venv/bin/mypy
+.venv/bin/python -m pytest -q "$@"

@@ -1,0 +1,206 @@
+"""The `assay` command, run in process through its real entry point (exit codes included)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from assay.cli import main
+
+RULES = """Rules = [
+    RowCount = 3,
+    IsComplete "name",
+    ColumnValues "amount" > 0 labels=["owner"="ops"],
+    Mean "amount" > last()
+]"""
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    argv, sys.argv = sys.argv, ["assay", *args]
+    try:
+        main()
+        code = 0
+    except SystemExit as exit_:
+        code = int(exit_.code or 0)
+    finally:
+        sys.argv = argv
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    (tmp_path / "rules.dqdl").write_text(RULES)
+    (tmp_path / "data.csv").write_text("name,amount\na,1\n,2\nc,-1\n")
+    return tmp_path
+
+
+def test_validate(capsys: pytest.CaptureFixture[str], files: Path) -> None:
+    code, out, _ = run(capsys, "dqdl", "validate", str(files / "rules.dqdl"))
+    assert code == 0 and "valid DQDL, 4 rule(s)" in out
+
+
+def test_validate_reports_the_position_and_exits_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.dqdl"
+    bad.write_text('Rules = [\n    RowCount > 0,\n    IsComplete "a" > 0.5\n]')
+    code, _, err = run(capsys, "dqdl", "validate", str(bad))
+    assert code == 2
+    assert f"{bad}:3:20: IsComplete does not take a condition" in err
+    assert '    IsComplete "a" > 0.5' in err and "^" in err
+
+
+def test_run_writes_the_json_contract(capsys: pytest.CaptureFixture[str], files: Path) -> None:
+    out_json = files / "out" / "result.json"
+    code, out, _ = run(
+        capsys,
+        "dqdl",
+        "run",
+        str(files / "rules.dqdl"),
+        "--data",
+        str(files / "data.csv"),
+        "--json",
+        str(out_json),
+    )
+    assert code == 0
+    doc = json.loads(out_json.read_text())
+    assert set(doc) == {"dataset", "score", "rules", "analyzers"}
+    assert [r["outcome"] for r in doc["rules"]] == ["Passed", "Passed", "Failed", "Passed"]
+    assert set(doc["rules"][0]) == {"rule", "outcome", "message", "metrics", "labels"}
+    assert doc["rules"][2]["labels"] == {"owner": "ops"}
+    assert doc["rules"][0]["metrics"] == {"Dataset.*.RowCount": 3.0}
+    assert doc["score"] == 0.75
+    assert "IsComplete" in out  # the table is printed too
+
+
+def test_json_to_stdout(capsys: pytest.CaptureFixture[str], files: Path) -> None:
+    code, out, _ = run(
+        capsys, "dqdl", "run", str(files / "rules.dqdl"), "--data", str(files / "data.csv"), "--json", "-"
+    )
+    assert code == 0 and json.loads(out)["rules"][0]["rule"] == "RowCount = 3"
+
+
+@pytest.mark.parametrize("suffix", ["parquet", "csv"])
+def test_row_level_output(capsys: pytest.CaptureFixture[str], files: Path, suffix: str) -> None:
+    target = files / f"rows.{suffix}"
+    code, _, _ = run(
+        capsys,
+        "dqdl",
+        "run",
+        str(files / "rules.dqdl"),
+        "--data",
+        str(files / "data.csv"),
+        "--row-level",
+        str(target),
+    )
+    assert code == 0
+    if suffix == "parquet":
+        rows = pq.read_table(target).to_pylist()
+        assert rows[2]["DataQualityRulesFail"] == ['ColumnValues "amount" > 0 labels=["owner"="ops"]']
+        assert rows[2]["DataQualityEvaluationResult"] == "Failed"
+        assert rows[0]["DataQualityRulesSkip"] == ["RowCount = 3", 'Mean "amount" > last()']
+    else:
+        lines = target.read_text().splitlines()
+        assert lines[0].split(",")[:2] == ['"name"', '"amount"'] or lines[0].startswith("name")
+        assert '"[""RowCount = 3""' in lines[1]
+
+
+def test_fail_on(capsys: pytest.CaptureFixture[str], files: Path) -> None:
+    args = ["dqdl", "run", str(files / "rules.dqdl"), "--data", str(files / "data.csv")]
+    assert run(capsys, *args, "--fail-on", "failed")[0] == 1
+    assert run(capsys, *args, "--fail-on", "error")[0] == 0
+
+
+def test_dataset_history_and_run_summary(capsys: pytest.CaptureFixture[str], files: Path) -> None:
+    workspace = files / "ws"
+    args = [
+        "dqdl",
+        "run",
+        str(files / "rules.dqdl"),
+        "--data",
+        str(files / "data.csv"),
+        "--workspace",
+        str(workspace),
+    ]
+    first = files / "first.json"
+    assert (
+        run(capsys, *args, "--dataset", "sales", "--now", "2026-01-01T00:00:00Z", "--json", str(first))[0]
+        == 0
+    )
+    # no history yet: last() is 0.0, and the mean is 2/3
+    assert json.loads(first.read_text())["rules"][3]["outcome"] == "Passed"
+    second = files / "second.json"
+    assert (
+        run(capsys, *args, "--dataset", "sales", "--now", "2026-01-02T00:00:00Z", "--json", str(second))[0]
+        == 0
+    )
+    # the same mean the next day: "Mean > last()" now compares with the stored 2/3
+    assert json.loads(second.read_text())["rules"][3]["outcome"] == "Failed"
+    assert (workspace / "assay.db").exists()
+    summaries = list((workspace / "runs").glob("*.json"))
+    assert len(summaries) == 2 and "run_id" in json.loads(summaries[0].read_text())
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--data", "nope.csv"], "nope.csv: no such data file"),
+        (["--data", "{data}", "--ref", "broken"], "write --ref ALIAS=PATH"),
+        (["--data", "{data}", "--now", "yesterday"], "is not an ISO-8601 date-time"),
+        (["--data", "{data}", "--composite-mode", "diagonal"], "composite mode must be 'column' or 'row'"),
+        (
+            ["--data", "{data}", "--row-level", "{dir}/rows.xlsx"],
+            "write row-level results to a .parquet or .csv",
+        ),
+    ],
+)
+def test_bad_input_exits_2_with_a_message(
+    capsys: pytest.CaptureFixture[str], files: Path, args: list[str], message: str
+) -> None:
+    args = [a.format(data=files / "data.csv", dir=files) for a in args]
+    code, out, err = run(capsys, "dqdl", "run", str(files / "rules.dqdl"), *args)
+    assert code == 2
+    assert message in err
+    assert "Traceback" not in out + err
+
+
+def test_missing_ruleset_file(capsys: pytest.CaptureFixture[str], files: Path) -> None:
+    code, _, err = run(capsys, "dqdl", "run", str(files / "nope.dqdl"), "--data", str(files / "data.csv"))
+    assert code == 2 and "no such ruleset file" in err
+
+
+def test_unknown_column_and_missing_reference_are_error_outcomes(
+    capsys: pytest.CaptureFixture[str], files: Path
+) -> None:
+    rules = files / "errors.dqdl"
+    rules.write_text('Rules = [ IsComplete "nmae", RowCountMatch "ref" > 0.9, RowCount = 3 ]')
+    code, out, _ = run(capsys, "dqdl", "run", str(rules), "--data", str(files / "data.csv"), "--json", "-")
+    assert code == 0
+    doc = json.loads(out)
+    assert [r["outcome"] for r in doc["rules"]] == ["Error", "Error", "Passed"]
+    assert "Column 'nmae' does not exist" in doc["rules"][0]["message"]
+    assert "--ref ref=PATH" in doc["rules"][1]["message"]
+    assert doc["score"] == 1.0
+
+
+def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "dqdl", "run")
+    assert code == 2 and "Missing argument" in err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--version")
+    assert code == 0 and out.startswith("assay ")
+
+
+def test_demo(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = run(capsys, "demo", "--workspace", str(tmp_path / "demo"))
+    assert code == 0
+    assert "IsPrimaryKey" in out and "rows failed at least one rule" in out
+    assert (tmp_path / "demo" / "orders.row_level.parquet").exists()
+    assert (tmp_path / "demo" / "assay.db").exists()
