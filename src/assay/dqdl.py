@@ -14,13 +14,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from assay.engine import DuckDBEngine
 from assay.judge.evaluation import evaluate as _evaluate
 from assay.judge.result import AnalyzerOutcome, EvaluationResult, RuleOutcome
 from assay.lang.dqdl import DQDLSyntaxError, DQDLWarning, parse_text, rule_text, ruleset_text
 from assay.lang.dqdl.ast import Ruleset
-from assay.store import MetricStore
+
+if TYPE_CHECKING:
+    from assay.store import MetricStore
 
 __all__ = [
     "AnalyzerOutcome",
@@ -57,6 +60,7 @@ def evaluate(
     composite_mode: str = "column",
     filtered_rows: str = "passed",
     row_level: bool = False,
+    threads: int | None = None,
 ) -> EvaluationResult:
     """Evaluate ``ruleset`` (a parsed :class:`Ruleset` or DQDL text) on ``data``.
 
@@ -67,6 +71,7 @@ def evaluate(
     clock for date and freshness rules. ``composite_mode`` is ``column`` (Glue's default) or
     ``row``; ``filtered_rows`` says how rows excluded by a where clause appear in row-level
     results (``passed`` or ``skipped``); ``row_level=True`` fills ``result.row_level``.
+    ``threads`` caps the engine's threads (default: one per core).
     """
     if isinstance(ruleset, str):
         ruleset = parse(ruleset)
@@ -81,4 +86,5 @@ def evaluate(
         composite_mode=composite_mode,
         filtered_rows=filtered_rows,
         row_level=row_level,
+        engine=DuckDBEngine(threads=threads) if threads else None,
     )

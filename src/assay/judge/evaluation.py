@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.engine import DuckDBEngine, Engine
 from assay.errors import ConfigError
@@ -27,7 +27,10 @@ from assay.measure import Aggregate, Measurements, ScanPlan
 from assay.measure.requests import count_star
 from assay.rules.compiler import CompiledRule, compile_analyzer, compile_rule
 from assay.rules.plan import Context, LeafPlan
-from assay.store import MetricKey, MetricStore, OutcomeRecord, RunRecord
+from assay.store import MetricKey, OutcomeRecord, RunRecord
+
+if TYPE_CHECKING:
+    from assay.store import MetricStore
 
 COMPOSITE_MODES = ("column", "row")
 FILTERED_ROWS = ("passed", "skipped")

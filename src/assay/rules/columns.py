@@ -150,9 +150,11 @@ def unique_value_ratio(rule: ast.Rule, ctx: Context) -> LeafPlan:
 def distinct_values_count(rule: ast.Rule, ctx: Context) -> LeafPlan:
     """``DistinctValuesCount "c" > 3``: distinct non-NULL values."""
     (column,) = _columns(rule, ctx)
-    slot = ctx.request(
-        Aggregate(filtered(exp.Count(this=exp.Distinct(expressions=[col(column)])), ctx.where(rule)))
-    )
+    # Counted from the value counts rather than COUNT(DISTINCT ...): the planner shares them with
+    # Uniqueness and Entropy, and a DISTINCT aggregate makes DuckDB materialise the whole scan
+    # (1.5 GB on the 10M-row benchmark).
+    freq = Frequencies((column.name,), ctx.where(rule))
+    slot = ctx.request(FrequencyAggregate(freq, exp.Count(this=exp.Star())))
     key = MetricKey.column(column.name, "DistinctValuesCount")
     metric = MetricSpec(key.key, qualified(key, rule), number_of(slot), (slot,))
     return LeafPlan(rule, [metric], judged(rule, metric))

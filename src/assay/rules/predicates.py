@@ -42,7 +42,8 @@ def literal(value: Literal) -> exp.Expr:
     if isinstance(value, str):
         return exp.Literal.string(value)
     if value == int(value) and abs(value) < 2**53:
-        return exp.Literal.number(str(int(value)) + ".0")
+        # An integer literal: `n >= 0.0` would make DuckDB convert every BIGINT to DECIMAL.
+        return exp.Literal.number(str(int(value)))
     return exp.Literal.number(repr(value))
 
 
@@ -119,8 +120,8 @@ def size_bytes(node: ast.Operand) -> float:
 def compare(x: exp.Expr, op: Op, values: list[Literal]) -> exp.Expr:
     """``x op values`` with DQDL's NULL rules; ``values`` are already-resolved literals.
 
-    >>> compare(exp.column("a"), Op.BETWEEN, [1.0, 5.0]).sql()
-    'COALESCE(a > 1.0 AND a < 5.0, FALSE)'
+    >>> compare(exp.column("a"), Op.BETWEEN, [1.0, 5.5]).sql()
+    'COALESCE(a > 1 AND a < 5.5, FALSE)'
     """
     if op in (Op.EQ, Op.NE, Op.IN, Op.NOT_IN):
         member = membership(x, values)

@@ -10,7 +10,8 @@ created and upgraded by the Alembic migrations shipped in ``assay/store/migratio
 ...     store.save_metrics(load, {MetricKey.dataset("RowCount"): 120.0})
 """
 
-from assay.store.metrics import MetricStore
+from typing import TYPE_CHECKING
+
 from assay.store.records import (
     ENTITIES,
     OUTCOMES,
@@ -21,6 +22,9 @@ from assay.store.records import (
     OutcomeRecord,
     RunRecord,
 )
+
+if TYPE_CHECKING:
+    from assay.store.metrics import MetricStore
 
 __all__ = [
     "ENTITIES",
@@ -33,3 +37,13 @@ __all__ = [
     "OutcomeRecord",
     "RunRecord",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # The store's engine (SQLAlchemy, Alembic) is imported on first use, so that evaluating rules
+    # without a store does not pay for it (0.2 s and ~40 MB at start-up).
+    if name == "MetricStore":
+        from assay.store.metrics import MetricStore
+
+        return MetricStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,23 @@
+"""bench/dqdl.py runs end to end on a small file. No timing assertions (STYLE.md habit 10): the
+benchmark prints its ratio, and exits non-zero only when assay and the baseline disagree."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "dqdl.py"
+
+
+def test_dqdl_bench_runs_and_prints_its_ratio(tmp_path: Path) -> None:
+    measurements = tmp_path / "dqdl.json"
+    args = ["--rows", "20000", "--runs", "1", "--out", str(tmp_path), "--json", str(measurements)]
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^ratio assay/hand = \d+\.\d\d \(target <= 1\.3\)$", done.stdout, re.MULTILINE)
+    assert json.loads(measurements.read_text())["agree"] is True
