@@ -13,7 +13,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from assay.lang.dqdl import ast
+from assay.lang.dqdl import arithmetic, ast
 
 
 class DynamicError(Exception):
@@ -47,7 +47,10 @@ def number(node: ast.Operand, history: History) -> float | None:
     >>> number(cond.operands[0], lambda k: [8.0, 6.0, 4.0][:k])
     7.0
     """
-    value = _evaluate(node, history)
+    return _scalar(_evaluate(node, history))
+
+
+def _scalar(value: float | Series | None) -> float | None:
     if isinstance(value, Series):
         if value.scalar_ok and len(value.values) == 1:
             return value.values[0]
@@ -58,28 +61,13 @@ def number(node: ast.Operand, history: History) -> float | None:
 
 
 def _evaluate(node: ast.Operand, history: History) -> float | Series | None:
-    if isinstance(node, ast.Number):
-        return node.value
-    if isinstance(node, ast.Null):
-        return None
-    if isinstance(node, ast.Paren):
-        return _evaluate(node.inner, history)
-    if isinstance(node, ast.BinOp):
-        left, right = number(node.left, history), number(node.right, history)
-        if left is None or right is None:
-            return None
-        if node.op == "+":
-            return left + right
-        if node.op == "-":
-            return left - right
-        if node.op == "*":
-            return left * right
-        if right == 0:
-            raise DynamicError("division by zero")
-        return left / right
-    if isinstance(node, ast.Call):
-        return _call(node, history)
-    raise DynamicError(f"{type(node).__name__} is not a number")
+    try:
+        result: float | Series | None = arithmetic.evaluate(node, lambda call: _call(call, history), _scalar)
+    except ZeroDivisionError:
+        raise DynamicError("division by zero") from None
+    except TypeError as error:
+        raise DynamicError(str(error)) from None
+    return result
 
 
 def _call(node: ast.Call, history: History) -> float | Series:

@@ -7,12 +7,10 @@ the history of earlier evaluations of the same dataset and partition.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.engine import DuckDBEngine, Engine
@@ -20,6 +18,7 @@ from assay.errors import ConfigError
 from assay.judge import verdicts
 from assay.judge.result import AnalyzerOutcome, EvaluationResult, RuleOutcome, json_number
 from assay.judge.rowlevel import row_outcomes
+from assay.lake.checksum import digest
 from assay.lake.readers import register
 from assay.lang.dqdl import ast
 from assay.lang.dqdl.printer import analyzer_text, rule_text
@@ -166,7 +165,7 @@ class Evaluation:
             partition=self.partition,
             logical_time=self.now,
             source_path=str(path) if path else None,
-            source_sha256=_sha256(path) if path else None,
+            source_sha256=digest(path) if path else None,
             row_count=int(rows) if rows is not None else None,
         )
         self.store.save_metrics(load_id, metrics)
@@ -253,14 +252,6 @@ class Evaluation:
             )
         )
         return run_id
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def evaluate(ruleset: ast.Ruleset, data: Any, **options: Any) -> EvaluationResult:

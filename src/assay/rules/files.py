@@ -9,10 +9,10 @@ matching a pattern, ``hashAlgorithm`` is MD5, SHA-1 or SHA-256 (the default), an
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
 
+from assay.lake.checksum import digest
 from assay.lang.dqdl import ast
 from assay.rules import predicates
 from assay.rules.plan import Compliance, Context, Fixed, LeafPlan, MetricSpec, RuleError, constant, judged
@@ -51,14 +51,6 @@ def _files(rule: ast.Rule, ctx: Context, param: int = 0) -> list[Path]:
     if not files:
         raise RuleError(f"no files found under '{root}'")
     return files
-
-
-def _digest(path: Path, algorithm: str) -> str:
-    digest = hashlib.new(algorithm)
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _algorithm(rule: ast.Rule) -> str:
@@ -101,7 +93,7 @@ def file_uniqueness(rule: ast.Rule, ctx: Context) -> LeafPlan:
     """``FileUniqueness "data/" > 0.9``: the share of files whose content no other file has."""
     files = _files(rule, ctx)
     algorithm = _algorithm(rule)
-    digests = [_digest(f, algorithm) for f in files]
+    digests = [digest(f, algorithm) for f in files]
     unique = sum(1 for d in digests if digests.count(d) == 1)
     key = MetricKey.dataset("FileUniqueness")
     metric = MetricSpec(key.key, key, constant(unique / len(files)))
@@ -119,7 +111,7 @@ def file_match(rule: ast.Rule, ctx: Context) -> LeafPlan:
             pairs = [(f, by_name.get(f.name)) for f in left]
         else:
             pairs = list(zip(left, right, strict=False)) if len(left) == len(right) else [(left[0], None)]
-        same = [r is not None and _digest(f, algorithm) == _digest(r, algorithm) for f, r in pairs]
+        same = [r is not None and digest(f, algorithm) == digest(r, algorithm) for f, r in pairs]
         value = sum(same) / len(same)
         message = None if all(same) else "the files' contents differ"
     else:
@@ -129,7 +121,7 @@ def file_match(rule: ast.Rule, ctx: Context) -> LeafPlan:
             for item in predicates.string_items(rule.condition, ctx.constants)
             if isinstance(item, ast.StringLit)
         }
-        found = [_digest(f, algorithm) in hashes for f in files]
+        found = [digest(f, algorithm) in hashes for f in files]
         if rule.condition.op is ast.Op.NOT_IN:
             found = [not f for f in found]
         value = sum(found) / len(found)

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 from sqlglot import exp
 
-from assay.lang.dqdl import ast
+from assay.lang.dqdl import arithmetic, ast
 from assay.lang.dqdl.ast import Op
 from assay.lang.dqdl.tokens import time_parts
 from assay.rules.plan import RuleError
@@ -49,30 +49,17 @@ def literal(value: Literal) -> exp.Expr:
 
 def static_number(node: ast.Operand) -> float | None:
     """A numeric operand that needs no history: numbers and arithmetic over them."""
-    if isinstance(node, ast.Number):
-        return node.value
-    if isinstance(node, ast.Null):
-        return None
-    if isinstance(node, ast.Paren):
-        return static_number(node.inner)
-    if isinstance(node, ast.BinOp):
-        left, right = static_number(node.left), static_number(node.right)
-        if left is None or right is None:
-            return None
-        if node.op == "+":
-            return left + right
-        if node.op == "-":
-            return left - right
-        if node.op == "*":
-            return left * right
-        if right == 0:
-            raise RuleError("division by zero in the condition")
-        return left / right
-    if isinstance(node, ast.Call):
+
+    def refuse(call: ast.Call) -> float:
         raise RuleError(
-            f"{node.name}() is a dynamic value; this rule compares each row and cannot use stored history"
+            f"{call.name}() is a dynamic value; this rule compares each row and cannot use stored history"
         )
-    raise RuleError(f"expected a number, found {type(node).__name__}")
+
+    try:
+        value = arithmetic.evaluate(node, refuse)
+    except (ZeroDivisionError, TypeError) as error:
+        raise RuleError(str(error)) from None
+    return None if value is None else float(value)
 
 
 def static_date(node: ast.Operand, now: datetime, zone: str | None) -> datetime | None:

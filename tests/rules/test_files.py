@@ -1,0 +1,90 @@
+"""File rules on local paths (assay/rules/files.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from assay.dqdl import evaluate
+
+NOW = "2026-06-10T12:00:00+00:00"
+STAMP = 1781092800.0  # 2026-06-10T12:00:00Z
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    for name, content, age_hours in [
+        ("a.csv", b"x,y\n1,2\n", 1),
+        ("b.csv", b"x,y\n3,4\n", 30),
+        ("c.csv", b"x,y\n1,2\n", 2),
+    ]:
+        path = drop / name
+        path.write_bytes(content)
+        os.utime(path, (STAMP - age_hours * 3600, STAMP - age_hours * 3600))
+    return drop
+
+
+def rules(*texts: str) -> str:
+    return "Rules = [ " + ", ".join(texts) + " ]"
+
+
+def outcomes(text: str, data: object = None, **kw: object) -> list[tuple[str, str | None]]:
+    result = evaluate(text, data if data is not None else pa.table({"x": [1]}), now=NOW, **kw)
+    return [(r.outcome, r.message) for r in result.rules]
+
+
+def test_file_freshness_and_threshold(folder: Path) -> None:
+    fresh = f'FileFreshness "{folder}" > (now() - 1 days)'
+    (strict, tolerant) = outcomes(rules(fresh, f"{fresh} with threshold > 0.6"))
+    assert strict[0] == "Failed" and "66.67 % of rows passed" in (strict[1] or "")
+    assert tolerant[0] == "Passed"
+
+
+def test_file_freshness_with_recent_files(folder: Path) -> None:
+    text = f'Rules = [ FileFreshness "{folder}" > (now() - 1 days) with recentFiles = 2 ]'
+    assert outcomes(text)[0][0] == "Passed"
+
+
+def test_file_size(folder: Path) -> None:
+    size = f'FileSize "{folder}"'
+    text = rules(f"{size} < 1 KB", f"{size} > 8 B", f"{size} between 1 B and 100 B")
+    assert [o for o, _ in outcomes(text)] == ["Passed", "Failed", "Passed"]
+
+
+def test_file_uniqueness(folder: Path) -> None:
+    result = evaluate(f'Rules = [ FileUniqueness "{folder}" > 0.3 ]', pa.table({"x": [1]}))
+    assert result.rules[0].outcome == "Passed"
+    assert result.rules[0].metrics["Dataset.*.FileUniqueness"] == pytest.approx(1 / 3)
+
+
+def test_file_match(folder: Path) -> None:
+    good = hashlib.sha256(b"x,y\n1,2\n").hexdigest()
+    md5 = hashlib.md5(b"x,y\n3,4\n").hexdigest()
+    a, b, c = (f'"{folder / name}"' for name in ("a.csv", "b.csv", "c.csv"))
+    text = rules(
+        f"FileMatch {a} {c}",
+        f"FileMatch {a} {b}",
+        f'FileMatch {a} in ["{good}"]',
+        f'FileMatch {b} in ["{md5}"] with hashAlgorithm = "MD5"',
+    )
+    assert [o for o, _ in outcomes(text)] == ["Passed", "Failed", "Passed", "Passed"]
+
+
+def test_without_a_path_the_data_file_is_checked(folder: Path) -> None:
+    assert outcomes("Rules = [ FileSize < 1 KB ]", folder / "a.csv")[0][0] == "Passed"
+    (outcome, message) = outcomes("Rules = [ FileSize < 1 KB ]")[0]
+    assert outcome == "Error" and "needs a path" in (message or "")
+
+
+def test_remote_and_missing_paths_are_errors(tmp_path: Path) -> None:
+    remote, missing = outcomes(
+        f'Rules = [ FileSize "s3://bucket/x" < 1 KB, FileSize "{tmp_path / "none"}" < 1 KB ]'
+    )
+    assert remote[0] == "Error" and "local paths only" in (remote[1] or "")
+    assert missing[0] == "Error" and "does not exist" in (missing[1] or "")
