@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from assay.judge.result import EvaluationResult
 from assay.judge.verdicts import fmt
+
+if TYPE_CHECKING:
+    from assay.gate.gate import GateResult
+    from assay.lake.iceberg import TableInfo
 
 _STYLE = {"Passed": "green", "Failed": "red", "Error": "yellow"}
 
@@ -39,3 +45,68 @@ def print_outcomes(console: Console, result: EvaluationResult) -> None:
         console.print(f"[bold]{escape(analyzer.analyzer)}[/bold]: {escape(shown)}", highlight=False)
         for error in analyzer.errors:
             console.print(f"  [yellow]{escape(error)}[/yellow]", highlight=False)
+
+
+def print_gate(console: Console, result: GateResult) -> None:
+    """A gate run: the counts, the rules that caught rows, the months judged, where things are."""
+    s = result.summary
+    if s.duplicate_of:
+        console.print(
+            f"{escape(s.source_path)} was already gated for {s.contributor} into {s.table} "
+            f"(run {s.duplicate_of}); nothing committed twice.",
+            highlight=False,
+        )
+        return
+    console.print(
+        f"[bold]{escape(s.contributor)}[/bold] → {escape(s.table)}: {s.total} rows, "
+        f"[green]{s.passed} committed[/green] ([yellow]{s.warned} warned[/yellow]), "
+        f"[red]{s.quarantined} quarantined[/red] ({s.parse_errors} parse errors)",
+        highlight=False,
+    )
+    caught = Table(header_style="bold", title="rules that caught rows")
+    for name in ("rule", "severity", "category", "passed", "failed", "skipped"):
+        caught.add_column(name)
+    for rule_id, stats in s.rules.items():
+        if stats.failed:
+            style = "red" if stats.severity == "critical" else "yellow"
+            caught.add_row(
+                rule_id,
+                f"[{style}]{stats.severity}[/{style}]",
+                escape(stats.category),
+                str(stats.passed),
+                str(stats.failed),
+                str(stats.skipped),
+            )
+    if caught.row_count:
+        console.print(caught)
+    for group in s.groups:
+        failed = [r for r in group.dataset_rules if r.outcome != "Passed"]
+        state = "[red]refused[/red]" if group.rejected else "accepted"
+        details = "; ".join(f"{r.rule_id} {r.outcome}: {escape(r.message or '')}" for r in failed)
+        console.print(
+            f"  {group.statement_date}: {group.rows} rows, {state}{' — ' + details if details else ''}"
+        )
+    if s.baseline_date:
+        console.print(f"  baseline: the month of {s.baseline_date} already committed", highlight=False)
+    if s.replaced_dates:
+        console.print(f"  replaced committed month(s): {', '.join(s.replaced_dates)}", highlight=False)
+    if result.quarantine_file:
+        console.print(f"Quarantined rows: {escape(str(result.quarantine_file))}", highlight=False)
+    console.print(f"Run summary: {escape(str(result.summary_file))}", highlight=False)
+
+
+def print_tables(console: Console, tables: list[TableInfo]) -> None:
+    table = Table(header_style="bold")
+    for name in ("table", "rows", "snapshots", "partitions", "columns"):
+        table.add_column(name)
+    for info in tables:
+        table.add_row(
+            escape(info.name),
+            str(info.rows),
+            str(info.snapshots),
+            str(info.partitions),
+            str(len(info.schema)),
+        )
+    console.print(table)
+    if not tables:
+        console.print("no tables yet: `assay gate` creates them on its first commit")

@@ -30,6 +30,10 @@ app = typer.Typer(
 )
 dqdl_app = typer.Typer(help="Validate and run AWS Glue DQDL rulesets.", no_args_is_help=True)
 app.add_typer(dqdl_app, name="dqdl")
+rules_app = typer.Typer(help="Rulesets kept in a control CSV.", no_args_is_help=True)
+app.add_typer(rules_app, name="rules")
+table_app = typer.Typer(help="Tables committed through the gate.", no_args_is_help=True)
+app.add_typer(table_app, name="table")
 
 out = Console()
 err = Console(stderr=True)
@@ -204,6 +208,145 @@ def dqdl_run(
         fail_on == "failed" and (counts["Failed"] or counts["Error"])
     ):
         raise typer.Exit(1)
+
+
+@rules_app.command("compile")
+def rules_compile(
+    control: Annotated[Path, typer.Argument(help="The control CSV.")],
+    contributor_type: Annotated[
+        str, typer.Option("--contributor-type", help="The contributor type to select.")
+    ],
+    out_file: Annotated[
+        Path | None, typer.Option("--out", help="Write the ruleset to FILE instead of printing it.")
+    ] = None,
+) -> None:
+    """Print the DQDL ruleset a control CSV generates for a contributor type."""
+    from assay.rules.control import load
+
+    text = load(control).ruleset_text(contributor_type)
+    if out_file is None:
+        sys.stdout.write(text)
+        return
+    try:
+        out_file.parent.mkdir(parents=True, exist_ok=True)
+        out_file.write_text(text)
+    except OSError as error:
+        raise ConfigError(f"{out_file}: cannot write: {error.strerror}") from None
+    err.print(f"wrote {out_file}", highlight=False)
+
+
+@app.command("gate")
+def gate(
+    batch: Annotated[Path, typer.Argument(help="The contributor's batch: a CSV (or Parquet) file.")],
+    rules: Annotated[Path, typer.Option("--rules", help="The control CSV of rules.")],
+    contributor: Annotated[
+        str, typer.Option(help="The contributor's id (becomes a partition and a folder name).")
+    ],
+    contributor_type: Annotated[
+        str, typer.Option("--contributor-type", help="Selects the control CSV's rules.")
+    ],
+    table: Annotated[str, typer.Option(help="The Iceberg table to commit to.")] = "silver.accounts",
+    key: Annotated[str, typer.Option(help="The column identifying an account across months.")] = "account_id",
+    order: Annotated[str, typer.Option(help="The statement-date column.")] = "statement_date",
+    contributor_column: Annotated[
+        str, typer.Option(help="The column holding the contributor id.")
+    ] = "contributor_id",
+    schema: Annotated[
+        Path | None, typer.Option(help="The table's schema (YAML) for its first commit.")
+    ] = None,
+    workspace: Annotated[
+        Path | None, typer.Option(help="Workspace folder [env ASSAY_WORKSPACE; ./.assay].")
+    ] = None,
+    store: Annotated[
+        str | None, typer.Option(help="Metric store URL [env ASSAY_STORE_URL; workspace SQLite].")
+    ] = None,
+    summary: Annotated[Path | None, typer.Option(help="Also write the run summary JSON here.")] = None,
+    fail_on: Annotated[
+        str | None,
+        typer.Option(help="Exit 1 when a row is quarantined ('critical') or also warned ('warning')."),
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
+) -> None:
+    """Validate a contributor's batch against its own past, quarantine what fails, commit the rest."""
+    from assay._render import print_gate
+    from assay.gate.gate import Gate, GateOptions
+    from assay.store import MetricStore
+
+    if fail_on not in (None, "critical", "warning"):
+        raise ConfigError("--fail-on must be 'critical' or 'warning'")
+    space = Workspace(workspace)
+    space.ensure()
+    options = GateOptions(
+        batch=batch,
+        rules=rules,
+        contributor=contributor,
+        contributor_type=contributor_type,
+        workspace=space.root,
+        table=table,
+        key=key,
+        order=order,
+        contributor_column=contributor_column,
+        schema=schema,
+    )
+    with (
+        MetricStore.open(store_url(store), workspace=space.root) as metric_store,
+        err.status(f"Gating {batch} for {contributor}...", spinner="dots"),
+    ):
+        result = Gate(options, metric_store).run()
+    payload = result.summary.to_dict()
+    if summary is not None:
+        _write_json(str(summary), payload)
+    if json_out:
+        _write_json("-", payload)
+    else:
+        print_gate(out, result)
+    if (fail_on == "critical" and result.critical_failures) or (
+        fail_on == "warning" and (result.critical_failures or result.warnings)
+    ):
+        raise typer.Exit(1)
+
+
+@table_app.command("list")
+def table_list(
+    workspace: Annotated[
+        Path | None, typer.Option(help="Workspace folder [env ASSAY_WORKSPACE; ./.assay].")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the tables as JSON.")] = False,
+) -> None:
+    """List the tables of the workspace with their rows, snapshots and partitions."""
+    from assay._render import print_tables
+    from assay.lake.iceberg import Warehouse
+
+    tables = Warehouse.open(Workspace(workspace).ensure()).tables()
+    if json_out:
+        rows = [
+            {
+                "table": t.name,
+                "rows": t.rows,
+                "snapshots": t.snapshots,
+                "partitions": t.partitions,
+                "columns": t.schema.names,
+            }
+            for t in tables
+        ]
+        _write_json("-", {"tables": rows})
+        return
+    print_tables(out, tables)
+
+
+@table_app.command("export")
+def table_export(
+    table: Annotated[str, typer.Argument(help="The table, e.g. silver.accounts.")],
+    out_file: Annotated[Path, typer.Argument(help="OUT.parquet or OUT.csv")],
+    workspace: Annotated[
+        Path | None, typer.Option(help="Workspace folder [env ASSAY_WORKSPACE; ./.assay].")
+    ] = None,
+) -> None:
+    """Write the committed rows of a table to a Parquet or CSV file."""
+    from assay.lake.iceberg import Warehouse
+
+    rows = Warehouse.open(Workspace(workspace).ensure()).export(table, out_file)
+    out.print(f"{rows} rows of {table} written to {out_file}", highlight=False)
 
 
 @app.command("demo")

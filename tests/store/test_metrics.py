@@ -337,3 +337,24 @@ def test_a_failed_write_leaves_nothing(store: MetricStore, store_url: str) -> No
     with engine.connect() as connection:
         assert connection.execute(sa.select(sa.func.count()).select_from(schema.datasets)).scalar() == 0
     engine.dispose()
+
+
+def test_history_reads_current_loads_only(store: MetricStore) -> None:
+    key = MetricKey.dataset("RowCount")
+    loads = []
+    for day, value in [(1, 10.0), (2, 20.0), (3, 30.0)]:
+        load = store.create_load(
+            "t", logical_time=datetime(2024, 5, day, tzinfo=UTC), logical_date=date(2024, 5, day)
+        )
+        store.save_metrics(load, {key: value})
+        loads.append(load)
+    store.set_load_status(loads[2], "rejected")
+    assert [p.value for p in store.history("t", key, before=datetime(2024, 6, 1, tzinfo=UTC))] == [20.0, 10.0]
+    again = store.create_load(
+        "t", logical_time=datetime(2024, 5, 2, tzinfo=UTC), logical_date=date(2024, 5, 2)
+    )
+    store.save_metrics(again, {key: 22.0})
+    assert store.supersede("t", date(2024, 5, 2), keep=again) == 1
+    assert [p.value for p in store.history("t", key, before=datetime(2024, 6, 1, tzinfo=UTC))] == [22.0, 10.0]
+    with pytest.raises(ConfigError, match="unknown load status"):
+        store.set_load_status(again, "gone")

@@ -46,6 +46,15 @@ class Column:
     kind: DataKind
 
 
+@dataclass(frozen=True)
+class Reject:
+    """A CSV line the reader could not split into the header's columns."""
+
+    line: int
+    text: str
+    reason: str
+
+
 class EngineError(Exception):
     """The engine refused or failed a query; ``message`` is the engine's own one-line reason."""
 
@@ -73,6 +82,11 @@ class Engine(abc.ABC):
     @abc.abstractmethod
     def register_file(self, name: str, path: str, fmt: str) -> None:
         """Make a CSV, Parquet or JSON-lines file queryable as table ``name`` without loading it."""
+
+    @abc.abstractmethod
+    def read_csv_text(self, path: str) -> tuple[pa.Table, list[Reject]]:
+        """Every record of a CSV file (with a header) as text, in file order, and the lines that
+        could not be split into the header's columns."""
 
     @abc.abstractmethod
     def columns(self, name: str) -> list[Column]:

@@ -9,7 +9,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from assay.engine.base import Column, DataKind, Engine, EngineError
+from assay.engine.base import Column, DataKind, Engine, EngineError, Reject
 
 _KINDS: tuple[tuple[str, DataKind], ...] = (
     (
@@ -37,8 +37,10 @@ def kind_of(type_name: str) -> DataKind:
     return DataKind.OTHER
 
 
-def _one_line(error: Exception) -> str:
-    return " ".join(str(error).split())
+def _one_line(error: Exception, limit: int = 400) -> str:
+    """The engine's message on one line, cut before its list of candidate functions."""
+    text = " ".join(str(error).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class DuckDBEngine(Engine):
@@ -67,6 +69,7 @@ class DuckDBEngine(Engine):
         self.con.execute("SET TimeZone = 'UTC'")
         self._lock = threading.Lock()
         self._keep: list[object] = []
+        self._rejects = 0
 
     def register_arrow(self, name: str, data: pa.Table | pa.RecordBatchReader) -> None:
         self._keep.append(data)
@@ -98,6 +101,28 @@ class DuckDBEngine(Engine):
         if not strings:
             return sniffed
         return self.con.read_csv(path, header=True, force_not_null=strings)
+
+    def read_csv_text(self, path: str) -> tuple[pa.Table, list[Reject]]:
+        self._rejects += 1
+        table, scan = f"__rejects{self._rejects}", f"__reject_scans{self._rejects}"
+        try:
+            relation = self.con.read_csv(
+                path,
+                header=True,
+                all_varchar=True,
+                store_rejects=True,
+                rejects_table=table,
+                rejects_scan=scan,
+            )
+            rows = relation.to_arrow_table()
+            found = self.con.table(table).select("line", "csv_line", "error_message").fetchall()
+        except duckdb.Error as error:
+            raise EngineError(_one_line(error)) from None
+        rejects = sorted(
+            (Reject(int(line), str(text), _one_line(Exception(message))) for line, text, message in found),
+            key=lambda r: r.line,
+        )
+        return rows, rejects
 
     def columns(self, name: str) -> list[Column]:
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
 from assay.engine import DuckDBEngine, Engine
@@ -72,6 +72,8 @@ class Evaluation:
         filtered_rows: str = "passed",
         row_level: bool = False,
         engine: Engine | None = None,
+        logical_date: date | None = None,
+        record_run: bool = True,
     ) -> None:
         if composite_mode not in COMPOSITE_MODES:
             raise ConfigError(f"composite mode must be 'column' or 'row', not '{composite_mode}'")
@@ -85,6 +87,9 @@ class Evaluation:
         self.row_mode = composite_mode == "row"
         self.skip_filtered = filtered_rows == "skipped"
         self.want_rows = row_level
+        self.logical_date = logical_date
+        self.record_run = record_run
+        self.owns_engine = engine is None
         self.engine = engine or DuckDBEngine()
         self.primary = register(self.engine, "primary", data)
         self.references = {}
@@ -129,7 +134,8 @@ class Evaluation:
                 self.engine, self.primary, compiled, texts, skip_filtered=self.skip_filtered
             )
         result.queries = self.engine.queries
-        if self.store is not None and self.dataset:
+        result.load_id = load_id
+        if self.store is not None and self.dataset and self.record_run:
             result.run_id = self._record(result, load_id, started)
         return result
 
@@ -164,6 +170,7 @@ class Evaluation:
             self.dataset,
             partition=self.partition,
             logical_time=self.now,
+            logical_date=self.logical_date,
             source_path=str(path) if path else None,
             source_sha256=digest(path) if path else None,
             row_count=int(rows) if rows is not None else None,
@@ -260,4 +267,5 @@ def evaluate(ruleset: ast.Ruleset, data: Any, **options: Any) -> EvaluationResul
     try:
         return evaluation.run()
     finally:
-        evaluation.engine.close()
+        if evaluation.owns_engine:
+            evaluation.engine.close()

@@ -55,6 +55,7 @@ class EvaluationResult:
     analyzers: list[AnalyzerOutcome]
     row_level: pa.Table | None = None
     run_id: str | None = None
+    load_id: int | None = None
     queries: int = 0
 
     @property

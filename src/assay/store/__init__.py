@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from assay.store.records import (
     ENTITIES,
+    LOAD_STATUSES,
     OUTCOMES,
     RUN_KINDS,
     RUN_STATES,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENTITIES",
+    "LOAD_STATUSES",
     "OUTCOMES",
     "RUN_KINDS",
     "RUN_STATES",

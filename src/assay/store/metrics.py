@@ -30,7 +30,14 @@ from sqlalchemy.exc import DBAPIError
 from assay.errors import ConfigError, PlatformError
 from assay.store import schema
 from assay.store.database import describe_error, display_url, open_database, store_url
-from assay.store.records import HistoryPoint, MetricKey, OutcomeRecord, RunRecord, require_aware
+from assay.store.records import (
+    LOAD_STATUSES,
+    HistoryPoint,
+    MetricKey,
+    OutcomeRecord,
+    RunRecord,
+    require_aware,
+)
 
 
 class MetricStore:
@@ -142,6 +149,49 @@ class MetricStore:
             )
             return int(inserted.scalar_one())
 
+    def set_load_status(self, load_id: int, status: str) -> None:
+        """Mark a load ``current``, ``rejected`` (refused by a gate) or ``superseded`` (replaced).
+
+        >>> from datetime import UTC
+        >>> with MetricStore.open("sqlite://") as store:
+        ...     load = store.create_load("orders", logical_time=datetime(2024, 5, 1, tzinfo=UTC))
+        ...     store.set_load_status(load, "rejected")
+        """
+        if status not in LOAD_STATUSES:
+            raise ConfigError(f"unknown load status {status!r}: expected one of {', '.join(LOAD_STATUSES)}")
+        with self._transaction() as connection:
+            self._require_load(connection, load_id)
+            connection.execute(
+                sa.update(schema.loads).where(schema.loads.c.id == load_id).values(status=status)
+            )
+
+    def supersede(self, dataset: str, logical_date: date, *, partition: str = "", keep: int) -> int:
+        """Mark every other current load of the same dataset, partition and logical date as
+        superseded by load ``keep``; returns how many were. A month loaded again replaces itself.
+
+        >>> from datetime import UTC
+        >>> with MetricStore.open("sqlite://") as store:
+        ...     day, at = date(2024, 5, 31), datetime(2024, 5, 31, tzinfo=UTC)
+        ...     first = store.create_load("t", logical_time=at, logical_date=day)
+        ...     again = store.create_load("t", logical_time=at, logical_date=day)
+        ...     store.supersede("t", day, keep=again)
+        1
+        """
+        with self._transaction() as connection:
+            dataset_id = self._ensure_dataset(connection, dataset)
+            result = connection.execute(
+                sa.update(schema.loads)
+                .where(
+                    schema.loads.c.dataset_id == dataset_id,
+                    schema.loads.c.partition == partition,
+                    schema.loads.c.logical_date == logical_date,
+                    schema.loads.c.id != keep,
+                    schema.loads.c.status == "current",
+                )
+                .values(status="superseded")
+            )
+            return int(result.rowcount)
+
     def save_metrics(self, load_id: int, values: Mapping[MetricKey, float | None]) -> None:
         """Store ``values`` as metrics of load ``load_id``, all or none; a key saved again is overwritten.
 
@@ -213,10 +263,10 @@ class MetricStore:
     ) -> list[HistoryPoint]:
         """Past values of one metric of ``dataset``'s ``partition``, most recent first.
 
-        Only loads whose ``logical_time`` is strictly earlier than ``before`` count, and loads
-        that never stored the metric are skipped; a stored None (no value, or NaN) is returned
-        as such. DQDL's ``last(k)`` is ``[p.value for p in history(..., limit=k)]``. An unknown
-        dataset has no history.
+        Only current loads (not rejected or superseded) whose ``logical_time`` is strictly
+        earlier than ``before`` count, and loads that never stored the metric are skipped; a
+        stored None (no value, or NaN) is returned as such. DQDL's ``last(k)`` is
+        ``[p.value for p in history(..., limit=k)]``. An unknown dataset has no history.
 
         >>> from datetime import UTC
         >>> with MetricStore.open("sqlite://") as store:
@@ -242,6 +292,7 @@ class MetricStore:
                 schema.datasets.c.name == dataset,
                 schema.loads.c.partition == partition,
                 schema.loads.c.logical_time < before,
+                schema.loads.c.status == "current",
                 schema.metrics.c.entity == key.entity,
                 schema.metrics.c.instance == key.instance,
                 schema.metrics.c.name == key.name,

@@ -25,6 +25,9 @@ ENTITIES = ("Dataset", "Column", "Multicolumn")
 RUN_KINDS = ("dqdl", "gate", "profile")
 """What a run executed: a DQDL ruleset, the ingestion gate, or a profile."""
 
+LOAD_STATUSES = ("current", "rejected", "superseded")
+"""A load stands (``current``), was refused by a gate (``rejected``), or was replaced (``superseded``)."""
+
 RUN_STATES = ("completed", "config_error", "system_error")
 """How a run ended: it ran (whatever its outcomes), or the author's or the platform's error stopped it."""
 

@@ -94,7 +94,10 @@ loads = sa.Table(
     sa.Column("source_sha256", sa.String(64)),
     sa.Column("row_count", sa.BigInteger),
     sa.Column("created_at", UTCDateTime, nullable=False, default=utcnow),
+    # current | rejected | superseded (migration 0002): history reads current loads only.
+    sa.Column("status", sa.String(20), nullable=False, server_default="current"),
     sa.Index(None, "dataset_id", "partition", "logical_time"),
+    sa.Index(None, "dataset_id", "partition", "logical_date"),
 )
 
 metrics = sa.Table(

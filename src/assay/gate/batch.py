@@ -1,0 +1,277 @@
+"""Reading a batch: every line of the file ends as a typed row or a parse error, never lost.
+
+The file is read as text first (so a bad cell cannot make the reader guess another type), then
+each cell is converted to its column's type. A line that does not split into the header's
+columns, or a cell that does not convert (text in a number, an impossible date), makes that row
+a parse error, with its raw text kept for the quarantine file; the rest of the batch proceeds.
+An empty cell is NULL, whatever the column's type: in a contributor file it means "absent".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from sqlglot import exp
+
+from assay.engine import Engine, EngineError
+from assay.errors import ConfigError
+from assay.gate.schema import sql_type, type_name
+from assay.lake.checksum import digest
+
+ROW = "__row"  # the record's position in the file, 0-based; it orders everything downstream
+BAD = "__bad"
+
+# Inference tries these in order; the first that (nearly) every non-empty cell converts to wins.
+INFERENCE = ("bigint", "decimal", "double", "date", "timestamp", "boolean")
+INFERENCE_SHARE = 0.99
+
+
+@dataclass(frozen=True)
+class ParseError:
+    """A record that could not be read: its position (or the raw line of a ragged record)."""
+
+    row: int | None  # position in the text table; None for a line that did not split
+    line: int | None
+    message: str
+    raw_line: str | None = None
+
+
+@dataclass
+class Batch:
+    path: Path
+    sha256: str
+    schema: pa.Schema
+    text: pa.Table  # every record that split into columns, as text, with ROW
+    typed: pa.Table  # the records that converted cleanly, typed, with ROW
+    errors: list[ParseError] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        """Every data record of the file: read ones and ragged lines alike."""
+        return int(self.text.num_rows) + sum(1 for e in self.errors if e.row is None)
+
+
+def read(engine: Engine, path: Path, schema: pa.Schema | None) -> Batch:
+    """Read a CSV or Parquet batch against ``schema`` (None: infer it from this batch)."""
+    if not path.exists():
+        raise ConfigError(f"{path}: no such batch file")
+    if path.is_dir():
+        raise ConfigError(f"{path}: is a folder, not a batch file")
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        text, rejects = _parquet_text(path), []
+    elif suffix in (".csv", ".txt"):
+        if path.stat().st_size == 0:
+            raise ConfigError(f"{path}: the file is empty; a batch needs at least its header line")
+        try:
+            text, rejects_found = engine.read_csv_text(str(path))
+        except EngineError as error:
+            raise ConfigError(f"{path}: cannot read the CSV: {error.message}") from None
+        rejects = [ParseError(None, r.line, f"line {r.line}: {r.reason}", r.text) for r in rejects_found]
+    else:
+        raise ConfigError(f"{path}: a batch is a .csv or .parquet file")
+    _check_header(path, text.column_names, schema)
+    if schema is None:
+        schema = infer(engine, text)
+    text = text.append_column(ROW, pa.array(range(text.num_rows), pa.int64()))
+    typed, errors = _convert(engine, text, schema, _lines(text.num_rows, rejects))
+    return Batch(path, digest(path), schema, text, typed, rejects + errors)
+
+
+def _parquet_text(path: Path) -> pa.Table:
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException) as error:
+        raise ConfigError(f"{path}: cannot read the Parquet file: {error}") from None
+    return pa.table({name: pc.cast(table.column(name), pa.string()) for name in table.column_names})
+
+
+def _check_header(path: Path, header: list[str], schema: pa.Schema | None) -> None:
+    duplicates = sorted({h for h in header if header.count(h) > 1})
+    if duplicates:
+        raise ConfigError(f"{path}: column(s) appear twice in the header: {', '.join(duplicates)}")
+    if schema is None:
+        return
+    missing = [f.name for f in schema if f.name not in header]
+    extra = [h for h in header if h not in schema.names]
+    if missing:
+        raise ConfigError(
+            f"{path}: missing column(s) {', '.join(missing)} (the table has {', '.join(schema.names)})"
+        )
+    if extra:
+        raise ConfigError(f"{path}: unexpected column(s) {', '.join(extra)}: the table has no such column")
+
+
+def _lines(rows: int, rejects: list[ParseError]) -> list[int]:
+    """The file line of each read record, assuming one line per record (the header is line 1)."""
+    skipped = sorted(r.line for r in rejects if r.line is not None)
+    lines, line, k = [], 2, 0
+    for _ in range(rows):
+        while k < len(skipped) and skipped[k] == line:
+            line, k = line + 1, k + 1
+        lines.append(line)
+        line += 1
+    return lines
+
+
+def _cast(name: str, dtype: pa.DataType) -> exp.Expr:
+    """The cell converted to its type, or NULL. Integers and decimals must be written exactly:
+    the engine would round '7.25' into a BIGINT 7 or '1.005' into DECIMAL(18,2) 1.01, and a
+    gate must not change a number it was given."""
+    text = exp.column(name, quoted=True)
+    if type_name(dtype) == "string":
+        return text
+    trimmed = exp.Trim(this=text)
+    converted = exp.TryCast(this=trimmed.copy(), to=sql_type(dtype))
+    if pa.types.is_integer(dtype):
+        shape = r"^[+-]?[0-9]+$"
+    elif pa.types.is_decimal(dtype):
+        shape = r"^[+-]?[0-9]*(\.[0-9]{0,SCALE})?$".replace("SCALE", str(dtype.scale))
+    else:
+        return converted
+    exact = exp.RegexpLike(this=trimmed, expression=exp.Literal.string(shape))
+    return exp.If(this=exact, true=converted, false=exp.Null())
+
+
+def _convert(
+    engine: Engine, text: pa.Table, schema: pa.Schema, lines: list[int]
+) -> tuple[pa.Table, list[ParseError]]:
+    engine.register_arrow("__batch_text", text)
+    failures = [
+        exp.Case().when(
+            exp.and_(
+                exp.Not(this=exp.Is(this=exp.column(f.name, quoted=True), expression=exp.Null())),
+                exp.Is(this=_cast(f.name, f.type), expression=exp.Null()),
+            ),
+            exp.Literal.string(f.name),
+        )
+        for f in schema
+    ]
+    keep = exp.Lambda(
+        this=exp.Not(this=exp.Is(this=exp.to_identifier("x"), expression=exp.Null())),
+        expressions=[exp.to_identifier("x")],
+    )
+    bad = exp.ArrayFilter(this=exp.Array(expressions=failures), expression=keep) if failures else exp.Array()
+    query = exp.select(
+        exp.column(ROW, quoted=True),
+        *(exp.alias_(_cast(f.name, f.type), f.name, quoted=True) for f in schema),
+        exp.alias_(bad, BAD, quoted=True),
+    ).from_(exp.to_identifier("__batch_text", quoted=True))
+    converted = engine.query(query)
+    failed_mask = pc.greater(pc.list_value_length(converted.column(BAD)), 0)
+    errors = []
+    failed = converted.filter(failed_mask)
+    if failed.num_rows:
+        rows = failed.column(ROW).to_pylist()
+        columns = failed.column(BAD).to_pylist()
+        raw = text.take(pa.array(rows))
+        for position, (row, names) in enumerate(zip(rows, columns, strict=True)):
+            parts = [
+                f"{name}: '{raw.column(name)[position].as_py()}' is not a valid "
+                f"{type_name(schema.field(name).type)}"
+                for name in names
+            ]
+            errors.append(ParseError(row, lines[row], f"line {lines[row]}: " + "; ".join(parts)))
+    typed = converted.filter(pc.invert(failed_mask)).drop_columns([BAD])
+    typed = typed.cast(pa.schema([typed.schema.field(ROW), *schema]))
+    return typed, errors
+
+
+def infer(engine: Engine, text: pa.Table) -> pa.Schema:
+    """A schema for a first batch without a schema file: per column, the first of bigint,
+    decimal(18,s), double, date, timestamp, boolean that all but 1% (or one) of the non-empty
+    cells convert to (so a malformed cell becomes a parse error, not a text column), else string.
+    Digits with a leading zero (an IC number, a postcode) stay text."""
+    engine.register_arrow("__infer_text", text)
+    probes: list[exp.Expr] = []
+    for name in text.column_names:
+        cell = exp.Trim(this=exp.column(name, quoted=True))
+        probes.append(exp.Count(this=exp.column(name, quoted=True)))
+        integer = exp.RegexpLike(this=cell.copy(), expression=exp.Literal.string(r"^[+-]?[0-9]{1,18}$"))
+        probes.append(exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=integer)))
+        for kind in ("DOUBLE", "DATE", "TIMESTAMP", "BOOLEAN"):
+            converted = exp.Not(
+                this=exp.Is(
+                    this=exp.TryCast(this=cell.copy(), to=exp.DataType.build(kind)), expression=exp.Null()
+                )
+            )
+            probes.append(exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=converted)))
+        decimal = exp.RegexpLike(
+            this=cell.copy(), expression=exp.Literal.string(r"^-?[0-9]+(\.[0-9]{1,6})?$")
+        )
+        probes.append(exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=decimal)))
+        scale = exp.Length(
+            this=exp.RegexpExtract(
+                this=cell.copy(), expression=exp.Literal.string(r"\.([0-9]+)$"), group=exp.Literal.number(1)
+            )
+        )
+        probes.append(exp.Max(this=scale))
+        leading = exp.RegexpLike(this=cell.copy(), expression=exp.Literal.string(r"^0[0-9]"))
+        probes.append(exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=leading)))
+    if not probes:
+        raise ConfigError("the batch has no columns")
+    row = engine.query(exp.select(*probes).from_(exp.to_identifier("__infer_text", quoted=True))).to_pylist()[
+        0
+    ]
+    values = list(row.values())
+    fields = []
+    for i, name in enumerate(text.column_names):
+        count, bigint, double, date_, stamp, boolean, decimal, scale, leading = values[i * 9 : i * 9 + 9]
+        fields.append(
+            pa.field(
+                name, _choose(count, bigint, double, date_, stamp, boolean, decimal, scale or 0, leading)
+            )
+        )
+    return pa.schema(fields)
+
+
+def _choose(
+    count: int,
+    bigint: int,
+    double: int,
+    date_: int,
+    stamp: int,
+    boolean: int,
+    decimal: int,
+    scale: int,
+    leading: int,
+) -> pa.DataType:
+    if not count:
+        return pa.string()
+
+    def enough(n: int) -> bool:
+        # all but 1% of the cells, and always allowing one bad cell in a small first batch
+        return n > 0 and n >= count - max(1, int((1 - INFERENCE_SHARE) * count))
+
+    if leading and enough(bigint):
+        return pa.string()
+    if enough(bigint):
+        return pa.int64()
+    if enough(decimal) and 0 < scale <= 6:
+        return pa.decimal128(18, int(scale))
+    if enough(double):
+        return pa.float64()
+    if enough(date_):
+        return pa.date32()
+    if enough(stamp):
+        return pa.timestamp("us")
+    if enough(boolean):
+        return pa.bool_()
+    return pa.string()
+
+
+_SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def safe_name(value: str, what: str) -> str:
+    """A contributor or dataset name that may become a folder name (DESIGN: validated first)."""
+    if not _SAFE.fullmatch(value) or value in (".", "..") or ".." in value:
+        raise ConfigError(
+            f"{what} '{value}' must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit"
+        )
+    return value

@@ -1,0 +1,601 @@
+"""The ingestion gate: read a contributor's batch, give every row its own past, judge it, route it.
+
+read → baseline → measure → persist → judge → route → record (DESIGN.md's flow):
+
+1. The batch is read as text and typed against the table's schema; malformed lines and cells
+   become parse errors (quarantined, raw text kept).
+2. It is unioned with the contributor's last committed month before it, and ``LAG()`` gives
+   each row its ``prev_`` columns (:mod:`assay.gate.baseline`).
+3. Row rules (those with a per-row form and no threshold) are judged row by row in one query;
+   a rule reading ``prev_`` columns skips rows without a previous record.
+4. Dataset-level rules (RowCount, Sum, Completeness, thresholds...) are judged per statement
+   date, in date order, with ``last(k)`` reading the same metric at earlier dates of the same
+   table and contributor: from the store, from earlier months of the batch, and, where the store
+   lacks the baseline month, from the baseline rows themselves.
+5. A row failing a critical rule, a row of a month failing a critical dataset-level rule, and
+   a parse error are quarantined; a row failing only warnings is committed and counted as warned.
+6. The healthy rows are committed to the Iceberg table in one atomic snapshot that replaces the
+   batch's months already committed for the contributor; then the quarantine file is published
+   and the run recorded. ``total == passed + quarantined``, always.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+from assay.engine import DuckDBEngine
+from assay.errors import ConfigError
+from assay.gate import batch as batches
+from assay.gate.baseline import HAS_PREV, lagged
+from assay.gate.schema import load_schema
+from assay.gate.summary import Group, GroupRule, RuleStats, Summary
+from assay.judge.evaluation import Evaluation
+from assay.lake.iceberg import Warehouse
+from assay.lake.quarantine import QuarantineFile, quarantine_path
+from assay.lake.readers import register
+from assay.lang.dqdl import ast
+from assay.measure import ScanPlan
+from assay.rules import control
+from assay.rules.compiler import CompiledRule, compile_rule
+from assay.rules.plan import AllOne, Compliance, Context
+from assay.rules.rows import FAIL, PASS, SKIP, RowLayout, tree_state
+from assay.store import MetricKey, OutcomeRecord, RunRecord
+from assay.workspace import Workspace
+
+if TYPE_CHECKING:
+    from assay.store import MetricStore
+
+ROW = batches.ROW
+PARSE_ERROR = "parse_error"
+WRONG_CONTRIBUTOR = "contributor"
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    """What ``assay gate`` was asked to do."""
+
+    batch: Path
+    rules: Path
+    contributor: str
+    contributor_type: str
+    workspace: Path
+    table: str = "silver.accounts"
+    key: str = "account_id"
+    order: str = "statement_date"
+    contributor_column: str = "contributor_id"
+    schema: Path | None = None
+    store_url: str | None = None
+    run_date: date | None = None
+
+
+@dataclass
+class GateResult:
+    summary: Summary
+    quarantine_file: Path | None
+    summary_file: Path
+
+    @property
+    def critical_failures(self) -> bool:
+        return self.summary.quarantined > 0
+
+    @property
+    def warnings(self) -> bool:
+        return self.summary.warned > 0 or any(
+            r.outcome == "Failed" for g in self.summary.groups for r in g.dataset_rules
+        )
+
+
+class Gate:
+    """One gate run. ``Gate(options).run()`` returns the result or raises ConfigError (exit 2,
+    nothing committed) or PlatformError (exit 3, nothing half-written left visible)."""
+
+    def __init__(self, options: GateOptions, store: MetricStore) -> None:
+        self.options = options
+        self.contributor = batches.safe_name(options.contributor, "contributor")
+        self.store = store
+        self.workspace = Workspace(options.workspace)
+        self.run_id = str(uuid.uuid4())
+        self.started = datetime.now(UTC)
+        self.engine = DuckDBEngine()
+        self.loads: dict[int, date] = {}  # loads this run measured, and their statement dates
+
+    # --- the run ---------------------------------------------------------------------------
+
+    def run(self) -> GateResult:
+        opts = self.options
+        control_file = control.load(opts.rules)
+        chosen = control_file.select(opts.contributor_type)
+        self.workspace.ensure()
+        warehouse = Warehouse.open(self.workspace.root)
+        exists = warehouse.exists(opts.table)
+        schema = self._schema(warehouse, exists)
+        batch = batches.read(self.engine, opts.batch, schema)
+        self._check_columns(batch.schema, chosen, empty=batch.total == 0)
+        summary = Summary(
+            self.run_id,
+            self.contributor,
+            opts.contributor_type,
+            opts.table,
+            str(opts.batch),
+            batch.sha256,
+            started_at=self.started.isoformat(),
+        )
+        duplicate = self._duplicate(warehouse, exists, batch.sha256)
+        if duplicate is not None:
+            summary.duplicate_of = duplicate
+            return self._finish(summary, None)
+        if batch.total == 0:  # an empty batch is a recorded run with zero rows
+            self.engine.close()
+            return self._finish(summary, None)
+        with self._cleanup_on_error():
+            return self._gate(warehouse, exists, batch, chosen, summary)
+
+    def _gate(
+        self,
+        warehouse: Warehouse,
+        exists: bool,
+        batch: batches.Batch,
+        chosen: list[control.ControlRule],
+        summary: Summary,
+    ) -> GateResult:
+        opts = self.options
+        schema = batch.schema
+        typed = batch.typed
+        mismatch = pc.not_equal(typed.column(opts.contributor_column), pa.scalar(self.contributor))
+        mismatch = pc.fill_null(mismatch, True)
+        wrong = typed.filter(mismatch)
+        typed = typed.filter(pc.invert(mismatch))
+        dates = sorted(d for d in pc.unique(typed.column(opts.order)).to_pylist() if d is not None)
+        baseline_date = self._baseline_date(warehouse, exists, dates)
+        summary.baseline_date = _iso(baseline_date)
+        baseline = None
+        if baseline_date is not None:
+            baseline = warehouse.read(
+                opts.table, {opts.contributor_column: self.contributor, opts.order: baseline_date}
+            )
+        prev = sorted({name.removeprefix("prev_") for rule in chosen for name in rule.prev_columns})
+        enriched = self._lagged(typed, baseline, schema, prev)
+        row_rules, group_rules = self._classify(chosen, enriched)
+        states = self._row_states(row_rules, enriched)
+        groups = self._judge_groups(group_rules, enriched, baseline, baseline_date, dates)
+        summary.groups = list(groups.values())
+        return self._route_and_commit(
+            warehouse, exists, batch, wrong, enriched, states, row_rules, group_rules, groups, summary
+        )
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def _schema(self, warehouse: Warehouse, exists: bool) -> pa.Schema | None:
+        declared = load_schema(self.options.schema) if self.options.schema else None
+        if not exists:
+            return declared
+        table_schema = warehouse.schema(self.options.table)
+        if declared is not None and not declared.equals(table_schema):
+            raise ConfigError(
+                f"{self.options.schema}: the table {self.options.table} already exists with another schema; "
+                "its schema was fixed by its first commit"
+            )
+        return table_schema
+
+    def _check_columns(self, schema: pa.Schema, chosen: list[control.ControlRule], *, empty: bool) -> None:
+        """The key, order and contributor columns exist, the order holds dates (an empty first
+        batch cannot tell), and every ``prev_`` column a rule reads has its column."""
+        opts = self.options
+        for what, name in (
+            ("--key", opts.key),
+            ("--order", opts.order),
+            ("the contributor column", opts.contributor_column),
+        ):
+            if name not in schema.names:
+                raise ConfigError(
+                    f"{opts.batch}: {what} column '{name}' is not in the batch "
+                    f"(columns: {', '.join(schema.names)})"
+                )
+        order_type = schema.field(opts.order).type
+        typed = pa.types.is_date(order_type) or pa.types.is_timestamp(order_type)
+        if not typed and not (empty and pa.types.is_string(order_type)):
+            raise ConfigError(
+                f"{opts.batch}: the --order column '{opts.order}' must hold dates, not {order_type}"
+            )
+        for rule in chosen:
+            for name in sorted(rule.prev_columns):
+                if name.removeprefix("prev_") not in schema.names:
+                    raise ConfigError(
+                        f"{opts.rules}:{rule.line}: rule {rule.rule_id} reads {name}, "
+                        f"but the table has no column '{name.removeprefix('prev_')}'"
+                    )
+
+    def _duplicate(self, warehouse: Warehouse, exists: bool, sha256: str) -> str | None:
+        """The run that already gated this very file for this contributor and table, if any."""
+        if exists:
+            found = warehouse.find_snapshot(
+                self.options.table, **{"assay.source-sha256": sha256, "assay.contributor": self.contributor}
+            )
+            if found is not None:
+                return found.properties.get("assay.run-id", str(found.snapshot_id))
+        for run in self.store.runs(self.options.table, limit=200):
+            summary = run.summary or {}
+            if (
+                run.kind == "gate"
+                and run.state == "completed"
+                and summary.get("contributor") == self.contributor
+                and (summary.get("source") or {}).get("sha256") == sha256
+                and not summary.get("duplicate_of")
+            ):
+                return run.id
+        return None
+
+    def _baseline_date(self, warehouse: Warehouse, exists: bool, dates: list[date]) -> date | None:
+        if not exists or not dates:
+            return None
+        committed = warehouse.partitions(
+            self.options.table, {self.options.contributor_column: self.contributor}
+        )
+        earlier = [p.values[self.options.order] for p in committed if p.values[self.options.order] < dates[0]]
+        return max(earlier) if earlier else None
+
+    def _lagged(
+        self, typed: pa.Table, baseline: pa.Table | None, schema: pa.Schema, prev: list[str]
+    ) -> pa.Table:
+        self.engine.register_arrow("__gate_batch", typed)
+        if baseline is not None:
+            self.engine.register_arrow("__gate_baseline", baseline.select(schema.names).cast(schema))
+        query = lagged(
+            "__gate_batch",
+            "__gate_baseline" if baseline is not None else None,
+            schema,
+            key=self.options.key,
+            order=self.options.order,
+            prev=prev,
+        )
+        return self.engine.query(query)
+
+    # --- judging -----------------------------------------------------------------------------
+
+    def _context(self, table: pa.Table) -> Context:
+        primary = register(self.engine, "primary", table)
+        return Context(self.engine, primary, {}, datetime.now(UTC), ScanPlan(primary.name))
+
+    def _classify(
+        self, chosen: list[control.ControlRule], enriched: pa.Table
+    ) -> tuple[list[tuple[control.ControlRule, CompiledRule]], list[control.ControlRule]]:
+        """Row rules are judged row by row; the rest (ratios, aggregates, thresholds) per month."""
+        ctx = self._context(enriched)
+        row_rules, group_rules = [], []
+        for position, rule in enumerate(chosen):
+            compiled = compile_rule(rule.node, ctx, position, row_mode=True)
+            for plan in compiled.leaves.values():
+                if plan.error is not None:
+                    raise ConfigError(
+                        f"{self.options.rules}:{rule.line}: rule {rule.rule_id} cannot run: {plan.error}"
+                    )
+            per_row = all(
+                plan.row is not None
+                and plan.row.in_row_composites
+                and isinstance(plan.verdict, AllOne | Compliance)
+                and (not isinstance(plan.verdict, Compliance) or plan.verdict.threshold is None)
+                for plan in compiled.leaves.values()
+            )
+            (row_rules.append((rule, compiled)) if per_row else group_rules.append(rule))
+        return row_rules, group_rules
+
+    def _row_states(
+        self, row_rules: list[tuple[control.ControlRule, CompiledRule]], enriched: pa.Table
+    ) -> pa.Table:
+        """One query: each row's state (P, F, S) for every row rule."""
+        layout = RowLayout(PASS)
+        columns: list[exp.Expr] = [exp.column(ROW, quoted=True)]
+        for rule, compiled in row_rules:
+            tree = layout.add(compiled.node, compiled.leaves, row_mode=True)
+            assert tree is not None
+            state = tree_state(tree)
+            if rule.prev_columns:
+                state = (
+                    exp.Case()
+                    .when(exp.Not(this=exp.column(HAS_PREV, quoted=True)), exp.Literal.string(SKIP))
+                    .else_(state)
+                )
+            columns.append(exp.alias_(state, rule.rule_id, quoted=True))
+        if len(columns) == 1:
+            return enriched.select([ROW])
+        states = exp.select(*columns).from_(
+            exp.alias_(exp.Subquery(this=layout.select(exp.to_table("primary"))), "__states", table=True)
+        )
+        return self.engine.query(states)
+
+    def _dataset_ruleset(self, rules: list[control.ControlRule]) -> ast.Ruleset:
+        return ast.Ruleset(rules=tuple(rule.node for rule in rules))
+
+    def _judge_groups(
+        self,
+        rules: list[control.ControlRule],
+        enriched: pa.Table,
+        baseline: pa.Table | None,
+        baseline_date: date | None,
+        dates: list[date],
+    ) -> dict[date, Group]:
+        """Dataset-level rules per statement date, oldest first, each month's metrics persisted
+        before it is judged so that the next month's ``last()`` reads it."""
+        order = self.options.order
+        groups: dict[date, Group] = {}
+        if not dates:
+            return groups
+        ruleset = self._dataset_ruleset(rules)
+        if rules and baseline is not None and baseline_date is not None and not self._stored(baseline_date):
+            self._evaluate(ruleset, baseline, baseline_date)
+        for day in dates:
+            rows = enriched.filter(
+                pc.equal(enriched.column(order), pa.scalar(day, enriched.schema.field(order).type))
+            )
+            group = Group(day.isoformat(), rows.num_rows)
+            groups[day] = group
+            if not rules:
+                continue
+            result = self._evaluate(ruleset, rows, day)
+            for rule, outcome in zip(rules, result.rules, strict=True):
+                if outcome.outcome == "Error":
+                    raise ConfigError(
+                        f"{self.options.rules}:{rule.line}: rule {rule.rule_id} cannot run: {outcome.message}"
+                    )
+                observed = next(iter(outcome.metrics.values()), None)
+                group.dataset_rules.append(
+                    GroupRule(rule.rule_id, rule.severity, outcome.outcome, observed, outcome.message)
+                )
+                if outcome.outcome == "Failed" and rule.severity == "critical":
+                    group.rejected = True
+            if group.rejected and result.load_id is not None:
+                self.store.set_load_status(result.load_id, "rejected")
+        return groups
+
+    def _stored(self, day: date) -> bool:
+        """Whether the store already holds this contributor's metrics for ``day``."""
+        points = self.store.history(
+            self.options.table,
+            MetricKey.dataset("RowCount"),
+            partition=self.contributor,
+            before=_instant(day + timedelta(days=1)),
+            limit=1,
+        )
+        return bool(points) and points[0].logical_date == day
+
+    def _evaluate(self, ruleset: ast.Ruleset, rows: pa.Table, day: date) -> Any:
+        evaluation = Evaluation(
+            ruleset,
+            rows,
+            dataset=self.options.table,
+            partition=self.contributor,
+            store=self.store,
+            now=_instant(day),
+            logical_date=day,
+            record_run=False,
+        )
+        try:
+            result = evaluation.run()
+        finally:
+            evaluation.engine.close()
+        if result.load_id is not None:
+            self.loads[result.load_id] = day
+        return result
+
+    # --- routing and committing --------------------------------------------------------------
+
+    def _route_and_commit(
+        self,
+        warehouse: Warehouse,
+        exists: bool,
+        batch: batches.Batch,
+        wrong: pa.Table,
+        enriched: pa.Table,
+        states: pa.Table,
+        row_rules: list[tuple[control.ControlRule, CompiledRule]],
+        group_rules: list[control.ControlRule],
+        groups: dict[date, Group],
+        summary: Summary,
+    ) -> GateResult:
+        opts = self.options
+        quarantine = QuarantineFile(batch.text.column_names[:-1], self.run_id)
+        text = batch.text
+        reasons: dict[int, tuple[list[str], list[str]]] = {}
+
+        def fail(row: int, rule_id: str, reason: str) -> None:
+            ids, messages = reasons.setdefault(row, ([], []))
+            if rule_id not in ids:
+                ids.append(rule_id)
+                messages.append(reason)
+
+        for error in batch.errors:
+            if error.row is None:
+                quarantine.add({}, [PARSE_ERROR], [error.message], line=error.line, raw_line=error.raw_line)
+            else:
+                fail(error.row, PARSE_ERROR, error.message)
+        for row, value in zip(
+            wrong.column(ROW).to_pylist(), wrong.column(opts.contributor_column).to_pylist(), strict=True
+        ):
+            fail(
+                row,
+                WRONG_CONTRIBUTOR,
+                f"{opts.contributor_column} is '{value}', not {self.contributor}, the contributor gated",
+            )
+
+        row_ids = states.column(ROW).to_pylist()
+        warned = set()
+        for rule, _ in row_rules:
+            column = states.column(rule.rule_id)
+            stats = summary.rules.setdefault(rule.rule_id, RuleStats(rule.severity, rule.category))
+            stats.passed = pc.sum(pc.equal(column, PASS)).as_py() or 0
+            stats.failed = pc.sum(pc.equal(column, FAIL)).as_py() or 0
+            stats.skipped = pc.sum(pc.equal(column, SKIP)).as_py() or 0
+            if not stats.failed:
+                continue
+            failing = pc.indices_nonzero(pc.equal(column, FAIL)).to_pylist()
+            reason = f"{rule.rule_id}: {rule.description or rule.text}"
+            for index in failing:
+                if rule.severity == "critical":
+                    fail(row_ids[index], rule.rule_id, reason)
+                else:
+                    warned.add(row_ids[index])
+
+        dates_of = dict(
+            zip(enriched.column(ROW).to_pylist(), enriched.column(opts.order).to_pylist(), strict=True)
+        )
+        for rule in group_rules:
+            stats = summary.rules.setdefault(rule.rule_id, RuleStats(rule.severity, rule.category))
+            for day, group in groups.items():
+                outcome = next((r for r in group.dataset_rules if r.rule_id == rule.rule_id), None)
+                if outcome is None:
+                    continue
+                if outcome.outcome == "Passed":
+                    stats.passed += group.rows
+                else:
+                    stats.failed += group.rows
+                    if rule.severity == "critical":
+                        for row, row_day in dates_of.items():
+                            if row_day == day:
+                                fail(
+                                    row,
+                                    rule.rule_id,
+                                    f"{rule.rule_id}: {outcome.message or rule.description}",
+                                )
+
+        quarantined_rows = sorted(reasons)
+        if quarantined_rows:
+            raw = text.take(pa.array(quarantined_rows, pa.int64())).to_pylist()
+            for row, values in zip(quarantined_rows, raw, strict=True):
+                ids, messages = reasons[row]
+                quarantine.add({k: v for k, v in values.items() if k != ROW}, ids, messages)
+
+        committed_mask = pc.invert(pc.is_in(batch.typed.column(ROW), pa.array(quarantined_rows, pa.int64())))
+        committed = batch.typed.filter(committed_mask)
+        summary.total = batch.total
+        summary.quarantined = len(quarantine)
+        summary.passed = committed.num_rows
+        summary.warned = len(warned - set(quarantined_rows))
+        summary.parse_errors = len(batch.errors)
+        if summary.total != summary.passed + summary.quarantined:
+            raise AssertionError(
+                f"row accounting broken: {summary.total} != {summary.passed} + {summary.quarantined}"
+            )
+
+        target = None
+        if len(quarantine):
+            run_day = opts.run_date or datetime.now(UTC).date()
+            target = quarantine_path(self.workspace.root, run_day, self.contributor, self.run_id)
+            quarantine.stage(target)
+        try:
+            self._commit(warehouse, exists, batch.schema, committed, groups, summary)
+        except BaseException:
+            quarantine.discard()
+            raise
+        quarantine.publish()
+        summary.quarantine_file = str(target) if target else None
+        return self._finish(summary, target)
+
+    def _commit(
+        self,
+        warehouse: Warehouse,
+        exists: bool,
+        schema: pa.Schema,
+        committed: pa.Table,
+        groups: dict[date, Group],
+        summary: Summary,
+    ) -> None:
+        opts = self.options
+        committed_days = (
+            set(pc.unique(committed.column(opts.order)).to_pylist()) if committed.num_rows else set()
+        )
+        # A month is replaced only when this batch commits rows for it: a resend refused whole
+        # (a truncated extract) leaves the month that was there.
+        replaced = sorted(day for day in groups if day in committed_days)
+        self._settle_loads(set(replaced), set(groups))
+        if not committed.num_rows:
+            return
+        if not exists:
+            warehouse.create(opts.table, schema, [opts.contributor_column, opts.order])
+        existing = {
+            p.values[opts.order]
+            for p in warehouse.partitions(opts.table, {opts.contributor_column: self.contributor})
+        }
+        info = warehouse.commit(
+            opts.table,
+            committed.drop_columns([ROW]).select(schema.names),
+            replace={opts.contributor_column: self.contributor, opts.order: replaced},
+            properties={
+                "assay.run-id": self.run_id,
+                "assay.source-sha256": summary.source_sha256,
+                "assay.contributor": self.contributor,
+                "assay.contributor-type": opts.contributor_type,
+                "assay.source-path": str(opts.batch),
+            },
+        )
+        summary.snapshot_id = info.snapshot_id
+        summary.replaced_dates = [day.isoformat() for day in replaced if day in existing]
+
+    def _settle_loads(self, committed_days: set[date], batch_days: set[date]) -> None:
+        """A month committed by this run replaces its older measurements; a month of the batch
+        that committed nothing must not become history."""
+        for load, day in self.loads.items():
+            if day in committed_days:
+                self.store.supersede(self.options.table, day, partition=self.contributor, keep=load)
+            elif day in batch_days:
+                self.store.set_load_status(load, "rejected")
+
+    # --- recording ---------------------------------------------------------------------------
+
+    def _finish(self, summary: Summary, quarantine: Path | None) -> GateResult:
+        summary.finished_at = datetime.now(UTC).isoformat()
+        payload = summary.to_dict()
+        self.store.record_run(
+            RunRecord(
+                id=self.run_id,
+                kind="gate",
+                dataset=self.options.table,
+                load_id=max(self.loads) if self.loads else None,
+                state="completed",
+                started_at=self.started,
+                finished_at=datetime.now(UTC),
+                summary=payload,
+                outcomes=[
+                    OutcomeRecord(
+                        rule.rule_id,
+                        rule.outcome if rule.outcome in ("Passed", "Failed", "Error") else "Error",
+                        rule.message,
+                        {"observed": rule.observed},
+                        {"statement_date": group.statement_date, "severity": rule.severity},
+                    )
+                    for group in summary.groups
+                    for rule in group.dataset_rules
+                ],
+            )
+        )
+        path = self.workspace.write_run(self.run_id, payload)
+        return GateResult(summary, quarantine, path)
+
+    @contextmanager
+    def _cleanup_on_error(self) -> Iterator[None]:
+        """On any failure the months measured by this run must not become anyone's history."""
+        try:
+            yield
+        except BaseException:
+            for load in self.loads:
+                self.store.set_load_status(load, "rejected")
+            raise
+        finally:
+            self.engine.close()
+
+
+def _instant(day: date) -> datetime:
+    return datetime.combine(day, time(0), UTC)
+
+
+def _iso(day: date | None) -> str | None:
+    return day.isoformat() if day else None

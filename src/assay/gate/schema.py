@@ -1,0 +1,110 @@
+"""The table's schema: declared in a file, read from the table, or inferred from a first batch.
+
+A schema file is YAML (or JSON) listing the columns in order::
+
+    columns:
+      - {name: contributor_id, type: string}
+      - {name: statement_date, type: date}
+      - {name: credit_limit, type: decimal(18,2)}
+
+Types: ``string``, ``bigint``, ``int``, ``double``, ``decimal(p,s)``, ``date``, ``timestamp``,
+``boolean``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pyarrow as pa
+import yaml
+from sqlglot import exp
+
+from assay.errors import ConfigError
+
+_DECIMAL = re.compile(r"decimal\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)")
+_NAMES: dict[str, pa.DataType] = {
+    "string": pa.string(),
+    "bigint": pa.int64(),
+    "int": pa.int32(),
+    "double": pa.float64(),
+    "date": pa.date32(),
+    "timestamp": pa.timestamp("us"),
+    "boolean": pa.bool_(),
+}
+
+
+def arrow_type(name: str) -> pa.DataType:
+    """An Arrow type from a schema-file type name.
+
+    >>> arrow_type("decimal(18,2)"), arrow_type("date")
+    (Decimal128Type(decimal128(18, 2)), DataType(date32[day]))
+    """
+    lowered = name.strip().lower()
+    match = _DECIMAL.fullmatch(lowered)
+    if match:
+        precision, scale = int(match.group(1)), int(match.group(2))
+        if not 1 <= precision <= 38 or scale > precision:
+            raise ConfigError(f"decimal({precision},{scale}) is not a valid decimal type")
+        return pa.decimal128(precision, scale)
+    if lowered not in _NAMES:
+        raise ConfigError(f"unknown column type '{name}': use {', '.join(_NAMES)} or decimal(p,s)")
+    return _NAMES[lowered]
+
+
+def type_name(dtype: pa.DataType) -> str:
+    """The schema-file name of an Arrow type."""
+    if pa.types.is_decimal(dtype):
+        return f"decimal({dtype.precision},{dtype.scale})"
+    for name, candidate in _NAMES.items():
+        if dtype == candidate:
+            return name
+    if pa.types.is_timestamp(dtype):
+        return "timestamp"
+    if pa.types.is_large_string(dtype):
+        return "string"
+    if pa.types.is_integer(dtype):
+        return "bigint"
+    if pa.types.is_floating(dtype):
+        return "double"
+    raise ConfigError(f"column type {dtype} is not supported by the gate")
+
+
+def sql_type(dtype: pa.DataType) -> exp.DataType:
+    """The SQL type a text cell is cast to."""
+    name = type_name(dtype)
+    build = {"string": "VARCHAR", "bigint": "BIGINT", "int": "INT", "double": "DOUBLE", "date": "DATE"}
+    build |= {"timestamp": "TIMESTAMP", "boolean": "BOOLEAN"}
+    return exp.DataType.build(build.get(name, name.upper()))
+
+
+def load_schema(path: Path) -> pa.Schema:
+    """Read a schema file (YAML or JSON)."""
+    try:
+        document = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such schema file") from None
+    except (OSError, yaml.YAMLError) as error:
+        raise ConfigError(f"{path}: cannot read the schema: {' '.join(str(error).split())}") from None
+    columns = document.get("columns") if isinstance(document, dict) else None
+    if not isinstance(columns, list) or not columns:
+        raise ConfigError(f"{path}: a schema file lists its columns under 'columns:'")
+    fields = []
+    for i, column in enumerate(columns, start=1):
+        if not isinstance(column, dict) or not isinstance(column.get("name"), str) or "type" not in column:
+            raise ConfigError(f"{path}: column {i} needs a 'name' and a 'type'")
+        try:
+            fields.append(pa.field(column["name"], arrow_type(str(column["type"]))))
+        except ConfigError as error:
+            raise ConfigError(f"{path}: column '{column['name']}': {error}") from None
+    names = [f.name for f in fields]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ConfigError(f"{path}: column(s) listed twice: {', '.join(duplicates)}")
+    return pa.schema(fields)
+
+
+def schema_text(schema: pa.Schema) -> str:
+    """A schema as schema-file YAML."""
+    lines = ["columns:"] + [f"  - {{name: {f.name}, type: {type_name(f.type)}}}" for f in schema]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,563 @@
+"""The workspace's Iceberg tables: one SQL catalog, atomic commits, partition-pruned reads.
+
+DESIGN.md: tables are Apache Iceberg through PyIceberg, with a SQL catalog in the workspace
+(``<workspace>/warehouse/catalog.db``, data under ``<workspace>/warehouse/``). Three choices here:
+
+* **One snapshot per commit.** PyIceberg's ``overwrite`` stages a DELETE snapshot and then an
+  APPEND snapshot; both land in one catalog update, but the DELETE one stays in the history, where
+  a time-travel reader sees the table with the months gone. :meth:`Warehouse.commit` builds a single
+  OVERWRITE snapshot instead: the replaced files leave and the new files arrive together.
+* **Every attempt is planned again.** A commit fails with ``CommitFailedException`` when another
+  writer moved the table since it was loaded. The new rows' data files are written once; each
+  attempt reloads the table, plans the replaced files against it and commits. PyIceberg's own retry
+  is off on tables created here (``commit.retry.num-retries = 0``) so that ``retries`` means what
+  it says.
+* **The input's Arrow schema is kept** in a table property and given back by reads, because Iceberg
+  has fewer types than Arrow (:mod:`assay.lake.fields`).
+
+>>> import datetime, tempfile
+>>> rows = pa.table({"contributor_id": ["B1"], "statement_date": [datetime.date(2024, 1, 31)]})
+>>> with tempfile.TemporaryDirectory() as folder, Warehouse.open(Path(folder)) as warehouse:
+...     warehouse.create("silver.accounts", rows.schema, partition_by=["contributor_id", "statement_date"])
+...     warehouse.commit("silver.accounts", rows, properties={"run_id": "r1"}).rows_added
+...     warehouse.read("silver.accounts", {"contributor_id": "B1"}).num_rows
+1
+1
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.exceptions import (
+    CommitFailedException,
+    NamespaceAlreadyExistsError,
+    NoSuchTableError,
+    TableAlreadyExistsError,
+    ValidationException,
+)
+from pyiceberg.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression
+from pyiceberg.expressions.visitors import bind
+from pyiceberg.io.pyarrow import (
+    ArrowScan,
+    UnsupportedPyArrowTypeException,
+    _dataframe_to_data_files,
+    expression_to_pyarrow,
+)
+from pyiceberg.manifest import DataFile
+from pyiceberg.table import Table, Transaction
+from pyiceberg.table.snapshots import Snapshot, ancestors_of
+from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
+
+from assay.errors import ConfigError, PlatformError
+from assay.lake import fields
+
+logger = logging.getLogger(__name__)
+
+CATALOG = "assay"
+NAME_PART = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+TABLE_PROPERTIES = {"commit.retry.num-retries": "0"}
+# The snapshot-summary keys Iceberg writes itself (spec, "Snapshot Summary"): a caller's may not shadow one.
+RESERVED_PROPERTY = re.compile(
+    r"operation|partition(s\..*|-summaries-included)|(added|deleted|removed|total|changed)-.*"
+)
+FIRST_WAIT_S = 0.05
+LONGEST_WAIT_S = 2.0
+# Failures after which the table is known to be untouched: the next attempt plans again.
+CONFLICTS = (CommitFailedException, ValidationException)
+EXPORTERS: dict[str, type[pq.ParquetWriter] | type[pacsv.CSVWriter]] = {
+    ".parquet": pq.ParquetWriter,
+    ".csv": pacsv.CSVWriter,
+}
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """What :meth:`Warehouse.tables` says about one table."""
+
+    name: str
+    rows: int
+    snapshots: int
+    partitions: int
+    schema: pa.Schema
+    location: str
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    """One partition of a table's current snapshot: its values and how many rows it holds."""
+
+    values: dict[str, Any]
+    rows: int
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """The snapshot one :meth:`Warehouse.commit` made and the rows it added and removed."""
+
+    snapshot_id: int
+    rows_added: int
+    rows_deleted: int
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    """One snapshot of a table, with the properties its commit wrote into the summary."""
+
+    snapshot_id: int
+    committed_at: datetime
+    operation: str
+    properties: dict[str, str]
+
+    @classmethod
+    def of(cls, snapshot: Snapshot) -> SnapshotInfo:
+        summary = snapshot.summary
+        return cls(
+            snapshot_id=snapshot.snapshot_id,
+            committed_at=datetime.fromtimestamp(snapshot.timestamp_ms / 1000, tz=UTC),
+            operation=summary.operation.value if summary is not None else "unknown",
+            properties=dict(summary.additional_properties) if summary is not None else {},
+        )
+
+
+class Warehouse:
+    """The workspace's Iceberg catalog.
+
+    Open it with :meth:`open` and close it (or use it as a context manager). Any number of
+    processes may open the same workspace and commit to the same table at once.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder, Warehouse.open(Path(folder)) as warehouse:
+    ...     warehouse.exists("silver.accounts")
+    False
+    """
+
+    def __init__(self, catalog: SqlCatalog) -> None:
+        """Wrap an open catalog; use :meth:`open` instead."""
+        self._catalog = catalog
+
+    @classmethod
+    def open(cls, workspace: Path) -> Warehouse:
+        """The catalog of ``workspace``, created with ``<workspace>/warehouse/`` on first use.
+
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     Warehouse.open(Path(folder)).close()
+        ...     (Path(folder) / "warehouse" / "catalog.db").exists()
+        True
+        """
+        root = workspace / "warehouse"
+        database = root / "catalog.db"
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise PlatformError(f"{root}: cannot create the warehouse: {error.strerror}") from None
+        attempt = 0
+        while True:
+            try:
+                return cls(
+                    SqlCatalog(
+                        CATALOG, uri=f"sqlite:///{database.resolve()}", warehouse=root.resolve().as_uri()
+                    )
+                )
+            except OperationalError as error:
+                # Two processes making the catalog's tables at once: the loser finds them made next time.
+                if attempt == 2:
+                    raise PlatformError(
+                        f"{database}: cannot open the Iceberg catalog: {error.orig}"
+                    ) from None
+                _pause(attempt)
+                attempt += 1
+
+    def close(self) -> None:
+        """Release the catalog's database connections."""
+        self._catalog.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def tables(self) -> list[TableInfo]:
+        """Every table in the workspace, sorted by name.
+
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as folder, Warehouse.open(Path(folder)) as warehouse:
+        ...     warehouse.create("silver.accounts", pa.schema([("id", pa.int64())]), partition_by=[])
+        ...     [(t.name, t.rows, t.snapshots) for t in warehouse.tables()]
+        [('silver.accounts', 0, 0)]
+        """
+        with _platform("the Iceberg catalog"):
+            names = [
+                ".".join(identifier)
+                for namespace in self._catalog.list_namespaces()
+                for identifier in self._catalog.list_tables(namespace)
+            ]
+        infos = []
+        for name in sorted(names):
+            table = self._load(name)
+            snapshot = table.current_snapshot()
+            summary = snapshot.summary if snapshot is not None else None
+            total = summary.additional_properties.get("total-records", "0") if summary is not None else "0"
+            infos.append(
+                TableInfo(
+                    name=name,
+                    rows=int(total),
+                    snapshots=len(table.snapshots()),
+                    partitions=len(self._partitions(table, name, None)),
+                    schema=fields.stored_schema(table),
+                    location=table.location(),
+                )
+            )
+        return infos
+
+    def exists(self, name: str) -> bool:
+        """Whether table ``name`` (``namespace.table``) exists."""
+        identifier = _identifier(name)
+        with _platform("the Iceberg catalog"):
+            return self._catalog.table_exists(identifier)
+
+    def schema(self, name: str) -> pa.Schema:
+        """The Arrow schema of table ``name``: the columns and types it was created with, in order."""
+        return fields.stored_schema(self._load(name))
+
+    def create(self, name: str, schema: pa.Schema, partition_by: Sequence[str]) -> None:
+        """Create table ``name`` with ``schema``, partitioned by the identity of each ``partition_by`` column.
+
+        Creates the namespace if needed. Creating a table that exists with the same schema and
+        partitioning does nothing, so two processes may create the same table at once.
+
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as folder, Warehouse.open(Path(folder)) as warehouse:
+        ...     warehouse.create("silver.accounts", pa.schema([("id", pa.int64())]), partition_by=[])
+        ...     warehouse.create("silver.accounts", pa.schema([("id", pa.string())]), partition_by=[])
+        Traceback (most recent call last):
+        ...
+        assay.errors.ConfigError: table 'silver.accounts' exists with another schema: column 'id' is int64 ...
+        """
+        namespace, table_name = _identifier(name)
+        kept = fields.table_schema(schema)
+        for column in partition_by:
+            if kept.get_field_index(column) < 0:
+                raise ConfigError(f"cannot partition table '{name}' by '{column}': it has no such column")
+        if len(set(partition_by)) != len(partition_by):
+            raise ConfigError(f"table '{name}': a partition column is named twice in {list(partition_by)}")
+        if self.exists(name):
+            fields.require_same(name, self._load(name), kept, partition_by)
+            return
+        properties = {**TABLE_PROPERTIES, fields.ARROW_SCHEMA: fields.encode(kept)}
+        with _platform("the Iceberg catalog"):
+            # IntegrityError: another process made the namespace between the check and the insert.
+            with suppress(NamespaceAlreadyExistsError, IntegrityError):
+                self._catalog.create_namespace(namespace)
+            try:
+                with (
+                    self._catalog.create_table_transaction(
+                        (namespace, table_name), schema=fields.storage_schema(kept), properties=properties
+                    ) as transaction,
+                    transaction.update_spec() as spec,
+                ):
+                    for column in partition_by:
+                        spec.add_identity(column)
+            except (TableAlreadyExistsError, CommitFailedException) as error:
+                # Another process created it first: PyIceberg says so either way, by the moment it noticed.
+                if not self._catalog.table_exists((namespace, table_name)):
+                    raise PlatformError(f"cannot create table '{name}': {error}") from None
+                fields.require_same(name, self._load(name), kept, partition_by)
+            except UnsupportedPyArrowTypeException as error:
+                raise ConfigError(f"cannot create table '{name}': {error}") from None
+
+    def partitions(self, name: str, where: Mapping[str, Any] | None = None) -> list[PartitionInfo]:
+        """The partitions of the current snapshot and their row counts, read from metadata alone.
+
+        ``where`` keeps the partitions whose values equal the given ones (a list means any of them).
+        """
+        return self._partitions(self._load(name), name, where)
+
+    def read(self, name: str, where: Mapping[str, Any], columns: Sequence[str] | None = None) -> pa.Table:
+        """The rows of ``name`` whose columns equal the values in ``where`` (a list means any of them).
+
+        Equality on partition columns prunes the scan to those partitions' files (:meth:`scan_files`
+        counts them), so reading one contributor-month costs the same however long the history grows.
+        """
+        table = self._load(name)
+        stored = fields.stored_schema(table)
+        selected = list(columns) if columns is not None else stored.names
+        for column in selected:
+            if stored.get_field_index(column) < 0:
+                raise ConfigError(f"table '{name}' has no column '{column}'")
+        scan = table.scan(row_filter=_filter(table, name, where), selected_fields=tuple(selected))
+        with _platform(f"table '{name}'"):
+            data = scan.to_arrow()
+        return fields.restore(data.select(selected), stored)
+
+    def scan_files(self, name: str, where: Mapping[str, Any]) -> int:
+        """How many data files :meth:`read` with the same ``where`` opens."""
+        table = self._load(name)
+        with _platform(f"table '{name}'"):
+            return sum(1 for _ in table.scan(row_filter=_filter(table, name, where)).plan_files())
+
+    def commit(
+        self,
+        name: str,
+        rows: pa.Table,
+        *,
+        replace: Mapping[str, Any] | None = None,
+        properties: Mapping[str, str] | None = None,
+        retries: int = 8,
+    ) -> CommitInfo:
+        """Delete the rows matching ``replace`` and append ``rows``, in one snapshot.
+
+        ``replace`` is equality on columns, a list meaning any of its values; with empty ``rows``
+        the commit only deletes. ``rows`` must have the table's columns, in any order; a type may
+        differ only where no value changes (``int32`` into ``int64``). ``properties`` go into the
+        snapshot summary, where :meth:`find_snapshot` finds them. When another writer commits
+        first, the table is reloaded and the commit planned again, up to ``retries`` times.
+
+        >>> import datetime, tempfile
+        >>> jan, feb = datetime.date(2024, 1, 31), datetime.date(2024, 2, 29)
+        >>> first = pa.table({"contributor_id": ["B1", "B1"], "statement_date": [jan, feb]})
+        >>> resend = pa.table({"contributor_id": ["B1"] * 3, "statement_date": [jan, jan, feb]})
+        >>> months = {"contributor_id": "B1", "statement_date": [jan, feb]}
+        >>> with tempfile.TemporaryDirectory() as folder, Warehouse.open(Path(folder)) as warehouse:
+        ...     warehouse.create("silver.accounts", first.schema, ["contributor_id", "statement_date"])
+        ...     _ = warehouse.commit("silver.accounts", first)
+        ...     warehouse.commit("silver.accounts", resend, replace=months)
+        CommitInfo(snapshot_id=..., rows_added=3, rows_deleted=2)
+        """
+        if retries < 0:
+            raise ConfigError(f"retries must be 0 or more, not {retries}")
+        table = self._load(name)
+        stored = fields.stored_schema(table)
+        summary = _summary_properties(properties or {})
+        predicate = _filter(table, name, replace) if replace is not None else None
+        files = _write(table, name, fields.to_storage(fields.conform(rows, stored, name), stored, name))
+        staged: CommitInfo | None = None  # the attempt whose outcome is unknown, if any
+        failure: Exception | None = None
+        for attempt in range(retries + 1):
+            if attempt:
+                _pause(attempt - 1)
+                table = self._load(name)
+                if staged is not None and table.snapshot_by_id(staged.snapshot_id) is not None:
+                    return staged
+            transaction, staged, rewritten = _stage(table, name, files, predicate, replace, summary)
+            try:
+                with _platform(f"table '{name}'"):
+                    transaction.commit_transaction()
+                return staged
+            except CONFLICTS as error:
+                failure, staged = error, None
+                _delete(table, rewritten)
+            except PlatformError as error:
+                # The catalog was busy or failed mid-commit: the next attempt looks for the snapshot first.
+                failure = error
+            logger.info("table '%s': commit attempt %d did not land: %s", name, attempt + 1, failure)
+        if staged is not None and self._load(name).snapshot_by_id(staged.snapshot_id) is not None:
+            return staged
+        _delete(table, files)  # no snapshot refers to them, and none ever will
+        raise PlatformError(
+            f"table '{name}': {retries + 1} attempts to commit failed, the last with: {failure}; "
+            "nothing was committed"
+        )
+
+    def snapshots(self, name: str) -> list[SnapshotInfo]:
+        """Every snapshot of ``name``, oldest first."""
+        return [SnapshotInfo.of(snapshot) for snapshot in self._load(name).snapshots()]
+
+    def find_snapshot(self, name: str, **properties: str) -> SnapshotInfo | None:
+        """The latest snapshot in the current history whose summary has all of ``properties``.
+
+        This is how a gate learns that it already committed a file: it writes the file's checksum
+        into its commit and looks for it before committing again.
+
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as folder, Warehouse.open(Path(folder)) as warehouse:
+        ...     warehouse.create("silver.accounts", pa.schema([("id", pa.int64())]), partition_by=[])
+        ...     done = warehouse.commit("silver.accounts", pa.table({"id": [1]}), properties={"sha": "ab"})
+        ...     warehouse.find_snapshot("silver.accounts", sha="ab").snapshot_id == done.snapshot_id
+        True
+        """
+        table = self._load(name)
+        for snapshot in ancestors_of(table.current_snapshot(), table.metadata):
+            info = SnapshotInfo.of(snapshot)
+            if all(info.properties.get(key) == value for key, value in properties.items()):
+                return info
+        return None
+
+    def export(self, name: str, path: Path) -> int:
+        """Write the whole current table to ``path`` (``.parquet`` or ``.csv``); return its row count.
+
+        The table is streamed batch by batch, and the file appears only when it is complete.
+        """
+        exporter = EXPORTERS.get(path.suffix.lower())
+        if exporter is None:
+            raise ConfigError(f"{path}: export a table to a .parquet or .csv file")
+        table = self._load(name)
+        stored = fields.stored_schema(table)
+        partial = path.with_name(path.name + ".partial")
+        rows = 0
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with exporter(partial, stored) as writer:
+                for batch in table.scan().to_arrow_batch_reader():
+                    part = fields.restore(pa.Table.from_batches([batch]), stored)
+                    writer.write_table(part)
+                    rows += part.num_rows
+            partial.replace(path)
+        except OSError as error:
+            partial.unlink(missing_ok=True)
+            raise ConfigError(f"{path}: cannot write: {error.strerror}") from None
+        return rows
+
+    def _load(self, name: str) -> Table:
+        identifier = _identifier(name)
+        with _platform("the Iceberg catalog"):
+            try:
+                return self._catalog.load_table(identifier)
+            except NoSuchTableError:
+                raise ConfigError(
+                    f"no table '{name}' in the workspace; `assay table list` shows them"
+                ) from None
+
+    def _partitions(self, table: Table, name: str, where: Mapping[str, Any] | None) -> list[PartitionInfo]:
+        columns = fields.partition_columns(table)
+        for column in where or {}:
+            if column not in columns:
+                raise ConfigError(
+                    f"'{column}' is not a partition column of table '{name}' ({', '.join(columns)})"
+                )
+        if table.current_snapshot() is None:
+            return []
+        with _platform(f"table '{name}'"):
+            stats = table.inspect.partitions(row_filter=_filter(table, name, where or {})).to_pylist()
+        infos = [PartitionInfo(dict(row.get("partition") or {}), int(row["record_count"])) for row in stats]
+        return sorted(infos, key=lambda info: [(v is None, v) for v in info.values.values()])
+
+
+def _stage(
+    table: Table,
+    name: str,
+    files: list[DataFile],
+    predicate: BooleanExpression | None,
+    replace: Mapping[str, Any] | None,
+    properties: dict[str, str],
+) -> tuple[Transaction, CommitInfo, list[DataFile]]:
+    """A transaction holding one snapshot, not yet committed: the replaced files out, ``files`` in.
+
+    Also returns the files written for rows kept from partly replaced files.
+    """
+    transaction = table.transaction()
+    update = transaction.update_snapshot(snapshot_properties=properties)
+    added = sum(f.record_count for f in files)
+    if predicate is None or replace is None or predicate == AlwaysFalse():
+        with update.fast_append() as append:
+            for data_file in files:
+                append.append_data_file(data_file)
+        return transaction, CommitInfo(append.snapshot_id, added, 0), []
+    with update.overwrite() as overwrite:
+        overwrite.delete_by_predicate(predicate)
+        removed, kept = _remove_matching(table, name, predicate, replace)
+        for data_file in removed:
+            overwrite.delete_data_file(data_file)
+        for data_file in [*kept, *files]:
+            overwrite.append_data_file(data_file)
+    deleted = sum(f.record_count for f in removed) - sum(f.record_count for f in kept)
+    return transaction, CommitInfo(overwrite.snapshot_id, added, deleted), kept
+
+
+def _remove_matching(
+    table: Table, name: str, predicate: BooleanExpression, replace: Mapping[str, Any]
+) -> tuple[list[DataFile], list[DataFile]]:
+    """The files holding rows that match ``predicate``, and new files with their other rows.
+
+    When ``replace`` names only partition columns, each file the scan plans matches whole and no
+    data file is opened; otherwise each is read and its other rows are written to a new file.
+    """
+    with _platform(f"table '{name}'"):
+        tasks = list(table.scan(row_filter=predicate).plan_files())
+        if set(replace) <= set(fields.partition_columns(table)):
+            return [task.file for task in tasks], []
+        removed: list[DataFile] = []
+        kept: list[DataFile] = []
+        scan = ArrowScan(table.metadata, table.io, table.schema(), AlwaysTrue())
+        matching = expression_to_pyarrow(bind(table.schema(), predicate, case_sensitive=True))
+        others = ~matching | matching.is_null()  # a null neither equals a value nor is deleted
+        for task in tasks:
+            data = scan.to_table([task])
+            rest = data.filter(others)
+            if rest.num_rows < data.num_rows:
+                removed.append(task.file)
+                kept.extend(_write(table, name, rest))
+        return removed, kept
+
+
+def _write(table: Table, name: str, rows: pa.Table) -> list[DataFile]:
+    """Data files of ``table`` holding ``rows``, split by partition; no snapshot refers to them yet."""
+    if rows.num_rows == 0:
+        return []
+    with _platform(f"table '{name}'"):
+        return list(_dataframe_to_data_files(table_metadata=table.metadata, df=rows, io=table.io))
+
+
+def _delete(table: Table, files: list[DataFile]) -> None:
+    # A file left behind is an orphan: no snapshot refers to it, so no reader ever sees it.
+    for data_file in files:
+        with suppress(OSError):
+            table.io.delete(data_file.file_path)
+
+
+def _identifier(name: str) -> tuple[str, str]:
+    parts = name.split(".")
+    if len(parts) != 2 or not all(NAME_PART.fullmatch(part) for part in parts):
+        raise ConfigError(
+            f"'{name}' is not a table name: write namespace.table, each part a letter or '_' "
+            "followed by at most 63 letters, digits or '_'"
+        )
+    return parts[0], parts[1]
+
+
+def _filter(table: Table, name: str, where: Mapping[str, Any]) -> BooleanExpression:
+    return fields.predicate(table.schema(), where, name)
+
+
+def _summary_properties(properties: Mapping[str, str]) -> dict[str, str]:
+    for key, value in properties.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise ConfigError(f"snapshot property {key!r}: keys and values must be strings, not {value!r}")
+        if RESERVED_PROPERTY.fullmatch(key):
+            raise ConfigError(f"snapshot property '{key}' is one Iceberg writes itself; choose another name")
+    return dict(properties)
+
+
+def _pause(attempt: int) -> None:
+    """Sleep before the attempt after ``attempt``: exponential, jittered so that rivals drift apart."""
+    ceiling = min(LONGEST_WAIT_S, FIRST_WAIT_S * 2**attempt)
+    time.sleep(random.uniform(ceiling / 2, ceiling))
+
+
+@contextmanager
+def _platform(what: str) -> Iterator[None]:
+    """Turn a failure of the catalog's database or of the disk into a :class:`PlatformError`."""
+    try:
+        yield
+    except SQLAlchemyError as error:
+        raise PlatformError(f"{what}: the catalog database failed: {getattr(error, 'orig', error)}") from None
+    except OSError as error:
+        raise PlatformError(f"{what}: {error}") from None
