@@ -1,0 +1,1 @@
+"""The ingestion gate: hybrid-baseline trend rules, severity routing, quarantine, commit."""
