@@ -204,3 +204,29 @@ def test_demo(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert "IsPrimaryKey" in out and "rows failed at least one rule" in out
     assert (tmp_path / "demo" / "orders.row_level.parquet").exists()
     assert (tmp_path / "demo" / "assay.db").exists()
+    # the credit bureau: each of the seed's faults caught where it belongs (the final month's runs)
+    summaries = [json.loads(p.read_text()) for p in (tmp_path / "demo" / "runs").glob("*.json")]
+    final = {s["contributor"]: s for s in summaries if s["source"]["path"].endswith("_final.csv")}
+    assert final["PAYLATER"]["passed"] == 0 and final["PAYLATER"]["rules"]["A02"]["failed"] > 0
+    assert final["BANK_B"]["rules"]["T01"]["failed"] == final["BANK_B"]["quarantined"] > 0
+    assert final["BANK_A"]["rules"]["F01"]["failed"] > 0 and final["EASYPAY"]["parse_errors"] == 3
+    assert final["NEWPAY"]["quarantined"] == 0 and final["NEWPAY"]["rules"]["T04"]["skipped"] > 0
+    assert final["BANK_C"]["quarantined"] == 0 and len(final["BANK_C"]["groups"]) == 3
+    assert list((tmp_path / "demo" / "dq_error").glob("date=*/contributor=BANK_A/*.csv"))
+    assert "swapped" in out and "backfill" in out
+    # a folder the demo did not make is refused
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "data.csv").write_text("x")
+    code, _, err = run(capsys, "demo", "--workspace", str(tmp_path / "mine"))
+    assert code == 2 and "was not made by `assay demo`" in err
+
+
+def test_the_demo_rebuilds_only_its_own_folder(tmp_path: Path) -> None:
+    from assay.demo import MARKER, prepare
+
+    mine = tmp_path / "old-demo"
+    mine.mkdir()
+    (mine / MARKER).write_text("")
+    (mine / "stale.txt").write_text("from a previous run")
+    prepare(mine)
+    assert (mine / MARKER).exists() and not (mine / "stale.txt").exists()

@@ -1,68 +1,44 @@
-"""``assay demo``: a realistic ruleset on a sample order export shipped with the package.
+"""``assay demo``: DQDL on a sample order export, then a credit bureau gated month by month.
 
-The orders carry planted problems (a duplicated id, empty emails, a negative amount, an
-unknown status, an unknown customer, an order shipped before it was placed), so the run shows
-passing, failing and threshold-tolerated rules, row-level results and stored metrics.
+Everything happens in a workspace folder the demo owns (``./assay-demo`` by default), which it
+clears and rebuilds on every run.
 """
 
 from __future__ import annotations
 
 import shutil
-from importlib import resources
 from pathlib import Path
 
-import pyarrow.compute as pc
 from rich.console import Console
-from rich.markup import escape
 
-from assay._render import print_outcomes
-from assay.dqdl import evaluate, parse
-from assay.lake.writers import write_table
-from assay.store import MetricStore
+from assay.errors import ConfigError
 from assay.workspace import Workspace
 
-CLOCK = "2026-12-01T06:00:00+00:00"  # the demo's fixed "now", so its freshness rule is reproducible
+MARKER = ".assay-demo"
+
+
+def prepare(root: Path) -> Workspace:
+    """An empty workspace for the demo: a folder the demo made before is cleared; a folder that is
+    not empty and was not made by the demo is refused (the demo never deletes anyone's data)."""
+    if root.exists() and any(root.iterdir()):
+        if not (root / MARKER).exists():
+            raise ConfigError(
+                f"{root} is not empty and was not made by `assay demo`; choose another --workspace"
+            )
+        shutil.rmtree(root)
+    workspace = Workspace(root)
+    workspace.ensure()
+    (root / MARKER).write_text("made by `assay demo`; it clears this folder on every run\n")
+    return workspace
 
 
 def run_demo(console: Console, root: Path) -> None:
-    workspace = Workspace(root)
-    workspace.ensure()
-    data = workspace.root / "data"
-    data.mkdir(exist_ok=True)
-    package = resources.files("assay.demo") / "data"
-    for name in ("orders.csv", "customers.csv", "orders.dqdl"):
-        with resources.as_file(package / name) as source:
-            shutil.copyfile(source, data / name)
-    rules_file = data / "orders.dqdl"
-    console.print(f"[bold]assay demo[/bold]: {rules_file} on {data / 'orders.csv'}\n", highlight=False)
-    with MetricStore.open(workspace=workspace.root) as store:
-        result = evaluate(
-            parse(rules_file.read_text(), filename=str(rules_file)),
-            data / "orders.csv",
-            references={"customers": data / "customers.csv"},
-            dataset="orders",
-            store=store,
-            now=CLOCK,
-            row_level=True,
-        )
-    print_outcomes(console, result)
-    rows = result.row_level
-    assert rows is not None
-    rows_file = workspace.root / "orders.row_level.parquet"
-    write_table(rows, rows_file)
-    failed = rows.filter(pc.equal(rows.column("DataQualityEvaluationResult"), "Failed"))
-    console.print(
-        f"\n{failed.num_rows} of {rows.num_rows} rows failed at least one rule "
-        f"(row-level results: {rows_file}):",
-        highlight=False,
-    )
-    for row in failed.select(["order_id", "DataQualityRulesFail"]).to_pylist()[:10]:
-        console.print(
-            f"  {row['order_id']}: {escape('; '.join(row['DataQualityRulesFail']))}", highlight=False
-        )
-    console.print(
-        f"\nMetrics of this run are in {workspace.store_path} (dataset 'orders'); run it again with\n"
-        f"  assay dqdl run {rules_file} --data {data / 'orders.csv'} "
-        f"--ref customers={data / 'customers.csv'} --dataset orders --workspace {workspace.root}",
-        highlight=False,
-    )
+    """Build the demo in ``root`` (see :func:`prepare`) and tell its story."""
+    from assay.demo.credit import Bureau
+    from assay.demo.orders import run_orders
+
+    workspace = prepare(root)
+    console.print(f"[bold]assay demo[/bold] in {root}\n", highlight=False)
+    run_orders(console, workspace)
+    console.print()
+    Bureau(console, workspace).run()
