@@ -48,6 +48,11 @@ ROW_RULES = {
     "C01": ("bank instalment", "account_id IS NOT NULL"),
     "C02": ("bank instalment", "statement_date IS NOT NULL"),
     "C03": ("bank instalment", "credit_limit IS NOT NULL"),
+    "K01": (
+        "bank instalment",
+        "(SELECT count(*) FROM t AS u WHERE u.account_id = t.account_id "
+        "AND u.statement_date = t.statement_date) = 1",
+    ),
     "I01": ("bank instalment", "new_ic IS NOT NULL OR old_ic IS NOT NULL OR passport_no IS NOT NULL"),
     "I02": ("bank instalment", "new_ic IS NULL OR regexp_full_match(new_ic, '[0-9]{12}')"),
     "D01": ("bank instalment", "operation_code IN ('N', 'U', 'C', 'D')"),

@@ -229,3 +229,13 @@ def test_every_row_is_accounted_for(
 
 def _eligible(table: pa.Table, fault: str) -> bool:
     return sum(1 for r in table.to_pylist() if bu.ROW_FAULTS[fault].eligible(r)) >= 3
+
+
+def test_a_duplicated_record_is_quarantined_twice(ws: Workspace) -> None:
+    table = BUREAU.month("BANK_A", HISTORY)
+    duplicated = pa.concat_tables([table, table.slice(7, 1)])
+    result = ws.gate(duplicated, "BANK_A")
+    quarantined = outcome(result)
+    account = table.column("account_id")[7].as_py()
+    assert quarantined == {account: {"K01"}}
+    assert result.summary.quarantined == 2 and result.summary.rules["K01"].failed == 2

@@ -225,3 +225,23 @@ def test_the_baseline_sql_renders_for_spark() -> None:
     spark = query.sql(dialect="spark")
     assert "LAG(`credit_limit`) OVER (PARTITION BY `account_id` ORDER BY `statement_date`" in spark
     assert sqlglot.parse_one(spark, read="spark") is not None
+
+
+def test_every_query_the_gate_runs_renders_for_spark(bench: Bench, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gate builds sqlglot trees only: each query it sends to DuckDB also renders for Spark."""
+    from assay.engine.duckdb import DuckDBEngine
+
+    sent: list[object] = []
+    original = DuckDBEngine.query
+
+    def record(self: DuckDBEngine, query: object) -> pa.Table:
+        sent.append(query)
+        return original(self, query)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(DuckDBEngine, "query", record)
+    bench.gate(bench.month("B1", "2025-01-31", LIMITS))
+    bench.gate(bench.month("B1", "2025-02-28", {**LIMITS, "A1": 1}))
+    assert len(sent) >= 8
+    for query in sent:
+        spark = query.sql(dialect="spark")  # type: ignore[attr-defined]
+        assert sqlglot.parse_one(spark, read="spark") is not None
