@@ -20,22 +20,24 @@ import pytest
 
 from assay.demo.bureau import (
     DEFAULT_CONTRIBUTORS,
-    PARSE_ERROR,
-    ROW_FAULTS,
     SCHEMA,
     Bureau,
     Contributor,
-    backfill,
     csv_text,
+    month_end,
+    write_csv,
+)
+from assay.demo.faults import (
+    PARSE_ERROR,
+    ROW_FAULTS,
+    backfill,
     double_limits,
     first_file,
     malformed_rows,
-    month_end,
     plant,
     rule_severities,
     swap_limit_mapping,
     truncate,
-    write_csv,
 )
 from assay.errors import ConfigError
 

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assay.demo import bureau as bu
+from assay.demo import faults as fa
 from assay.gate.gate import Gate, GateOptions, GateResult
 from assay.lake.iceberg import Warehouse
 from assay.store import MetricStore
@@ -83,8 +84,8 @@ def outcome(result: GateResult) -> dict[str, set[str]]:
     return quarantined
 
 
-def expected_quarantine(expected: bu.Expected) -> dict[str, set[str]]:
-    severity = bu.rule_severities()
+def expected_quarantine(expected: fa.Expected) -> dict[str, set[str]]:
+    severity = fa.rule_severities()
     return {
         account: {r for r in rules if severity[r] == "critical"}
         for account, rules in expected.failures.items()
@@ -101,7 +102,7 @@ def committed(ws: Workspace, contributor: str, index: int) -> pa.Table:
 
 @pytest.mark.parametrize("contributor", CONTRIBUTORS)
 def test_a_swapped_column_mapping(ws: Workspace, contributor: str) -> None:
-    faulty, expected = bu.swap_limit_mapping(BUREAU.month(contributor, HISTORY))
+    faulty, expected = fa.swap_limit_mapping(BUREAU.month(contributor, HISTORY))
     result = ws.gate(faulty, contributor)
     quarantined = outcome(result)
     assert quarantined == expected_quarantine(expected)
@@ -110,7 +111,7 @@ def test_a_swapped_column_mapping(ws: Workspace, contributor: str) -> None:
 
 
 def test_doubled_limits(ws: Workspace) -> None:
-    faulty, expected = bu.double_limits(BUREAU.month("BANK_A", HISTORY), share=0.05)
+    faulty, expected = fa.double_limits(BUREAU.month("BANK_A", HISTORY), share=0.05)
     assert expected.accounts
     quarantined = outcome(ws.gate(faulty, "BANK_A"))
     assert quarantined == expected_quarantine(expected)
@@ -119,7 +120,7 @@ def test_doubled_limits(ws: Workspace) -> None:
 @pytest.mark.parametrize("contributor", CONTRIBUTORS)
 def test_a_truncated_extract_is_refused_whole(ws: Workspace, contributor: str) -> None:
     previous = BUREAU.month(contributor, HISTORY - 1)
-    faulty, expected = bu.truncate(BUREAU.month(contributor, HISTORY), previous=previous)
+    faulty, expected = fa.truncate(BUREAU.month(contributor, HISTORY), previous=previous)
     result = ws.gate(faulty, contributor)
     quarantined = outcome(result)
     assert {r for rules in quarantined.values() for r in rules} == set(expected.rules)
@@ -130,7 +131,7 @@ def test_a_truncated_extract_is_refused_whole(ws: Workspace, contributor: str) -
 
 
 def test_a_three_month_backfill_is_baselined_month_by_month(ws: Workspace) -> None:
-    table, expected = bu.backfill(BUREAU, "BANK_A", HISTORY, months=3)
+    table, expected = fa.backfill(BUREAU, "BANK_A", HISTORY, months=3)
     assert expected.traps  # a gate using one stale baseline for all three months would flag these
     result = ws.gate(table, "BANK_A")
     quarantined = outcome(result)
@@ -143,7 +144,7 @@ def test_a_three_month_backfill_is_baselined_month_by_month(ws: Workspace) -> No
 
 
 def test_a_brand_new_contributor_skips_its_trend_rules(ws: Workspace) -> None:
-    table, expected = bu.first_file(BUREAU, "NEWPAY")
+    table, expected = fa.first_file(BUREAU, "NEWPAY")
     assert len(expected.traps) == table.num_rows  # a NULL comparison would fail every row
     result = ws.gate(table, "NEWPAY")
     quarantined = outcome(result)
@@ -154,7 +155,7 @@ def test_a_brand_new_contributor_skips_its_trend_rules(ws: Workspace) -> None:
 
 
 def test_malformed_rows_are_parse_errors(ws: Workspace) -> None:
-    text, expected = bu.malformed_rows(bu.csv_text(BUREAU.month("BANK_A", HISTORY)))
+    text, expected = fa.malformed_rows(bu.csv_text(BUREAU.month("BANK_A", HISTORY)))
     result = ws.gate(text, "BANK_A")
     quarantined = outcome(result)
     assert result.summary.parse_errors == 3
@@ -167,10 +168,10 @@ def test_malformed_rows_are_parse_errors(ws: Workspace) -> None:
     assert result.summary.passed == result.summary.total - 3
 
 
-@pytest.mark.parametrize("fault", sorted(bu.ROW_FAULTS))
+@pytest.mark.parametrize("fault", sorted(fa.ROW_FAULTS))
 def test_each_row_fault_is_caught_by_its_rule(ws: Workspace, fault: str) -> None:
     contributor = "BANK_A"
-    faulty, expected = bu.plant(
+    faulty, expected = fa.plant(
         BUREAU.month(contributor, HISTORY), fault, previous=BUREAU.month(contributor, HISTORY - 1)
     )
     result = ws.gate(faulty, contributor)
@@ -180,7 +181,7 @@ def test_each_row_fault_is_caught_by_its_rule(ws: Workspace, fault: str) -> None
 
 
 def test_no_validation_column_reaches_the_table(ws: Workspace) -> None:
-    faulty, _ = bu.double_limits(BUREAU.month("BANK_A", HISTORY))
+    faulty, _ = fa.double_limits(BUREAU.month("BANK_A", HISTORY))
     ws.gate(faulty, "BANK_A")
     schema = Warehouse.open(ws.root / "ws").schema("silver.accounts")
     assert schema.names == bu.SCHEMA.names
@@ -188,7 +189,7 @@ def test_no_validation_column_reaches_the_table(ws: Workspace) -> None:
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    faults=st.lists(st.sampled_from(sorted(bu.ROW_FAULTS)), max_size=3, unique=True),
+    faults=st.lists(st.sampled_from(sorted(fa.ROW_FAULTS)), max_size=3, unique=True),
     malformed=st.booleans(),
     truncated=st.booleans(),
     seed=st.integers(0, 1000),
@@ -209,12 +210,12 @@ def test_every_row_is_accounted_for(
     for fault in faults:
         if fault in ("arrears_jump",) or not _eligible(table, fault):
             continue
-        table, _ = bu.plant(table, fault, seed=seed, previous=previous)
+        table, _ = fa.plant(table, fault, seed=seed, previous=previous)
     if truncated:
-        table, _ = bu.truncate(table, keep=0.6, previous=previous)
+        table, _ = fa.truncate(table, keep=0.6, previous=previous)
     text = bu.csv_text(table)
     if malformed:
-        text, _ = bu.malformed_rows(text, seed=seed)
+        text, _ = fa.malformed_rows(text, seed=seed)
     lines = len(text.splitlines()) - 1
     result = ws.gate(text, "EASYPAY")
     s = result.summary
@@ -228,7 +229,7 @@ def test_every_row_is_accounted_for(
 
 
 def _eligible(table: pa.Table, fault: str) -> bool:
-    return sum(1 for r in table.to_pylist() if bu.ROW_FAULTS[fault].eligible(r)) >= 3
+    return sum(1 for r in table.to_pylist() if fa.ROW_FAULTS[fault].eligible(r)) >= 3
 
 
 def test_a_duplicated_record_is_quarantined_twice(ws: Workspace) -> None:

@@ -23,6 +23,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from assay.demo import bureau as bu
+from assay.demo import faults as fa
 from assay.gate.gate import Gate, GateOptions, GateResult
 from assay.lake.iceberg import Warehouse
 from assay.store import MetricStore
@@ -38,7 +39,7 @@ class Arrival:
     contributor: str
     fault: str
     batch: pa.Table | str
-    expected: bu.Expected
+    expected: fa.Expected
 
 
 def _type(contributor: str) -> str:
@@ -47,14 +48,14 @@ def _type(contributor: str) -> str:
 
 def _arrivals(bureau: bu.Bureau) -> list[Arrival]:
     month = HISTORY
-    swapped, swap_expected = bu.swap_limit_mapping(bureau.month("BANK_A", month))
-    doubled, double_expected = bu.double_limits(bureau.month("BANK_B", month), share=0.05)
-    backfill, backfill_expected = bu.backfill(bureau, "BANK_C", BACKFILL_FROM, months=3)
-    truncated, truncate_expected = bu.truncate(
+    swapped, swap_expected = fa.swap_limit_mapping(bureau.month("BANK_A", month))
+    doubled, double_expected = fa.double_limits(bureau.month("BANK_B", month), share=0.05)
+    backfill, backfill_expected = fa.backfill(bureau, "BANK_C", BACKFILL_FROM, months=3)
+    truncated, truncate_expected = fa.truncate(
         bureau.month("PAYLATER", month), previous=bureau.month("PAYLATER", month - 1)
     )
-    malformed, malformed_expected = bu.malformed_rows(bu.csv_text(bureau.month("EASYPAY", month)))
-    first, first_expected = bu.first_file(bureau, "NEWPAY")
+    malformed, malformed_expected = fa.malformed_rows(bu.csv_text(bureau.month("EASYPAY", month)))
+    first, first_expected = fa.first_file(bureau, "NEWPAY")
     return [
         Arrival("BANK_A", "swapped column mapping", swapped, swap_expected),
         Arrival("BANK_B", "limits doubled by a bad join", doubled, double_expected),

@@ -110,12 +110,12 @@ def _one_line(text: str) -> str:
 
 
 def load(path: Path) -> ControlFile:
-    """Read and compile a control CSV; every mistake is a ConfigError naming the file and line.
+    r"""Read and compile a control CSV; every mistake is a ConfigError naming the file and line.
 
     >>> import tempfile
     >>> p = Path(tempfile.mkdtemp()) / "rules.csv"
-    >>> _ = p.write_text('rule_id,contributor_type,category,severity,rule,description\\n'
-    ...                  'R1,all,financial,critical,amount >= 0,No negative amounts\\n')
+    >>> _ = p.write_text('rule_id,contributor_type,category,severity,rule,description\n'
+    ...                  'R1,all,financial,critical,amount >= 0,No negative amounts\n')
     >>> print(load(p).rules[0].text.replace(" labels=", "\n"))
     CustomSql "select * from primary where amount >= 0"
     ["rule_id"="R1", "severity"="critical", "category"="financial"]
