@@ -14,6 +14,8 @@ from assay.judge.verdicts import fmt
 if TYPE_CHECKING:
     from assay.gate.gate import GateResult
     from assay.lake.iceberg import TableInfo
+    from assay.monitor import Point, ProfileResult
+    from assay.store.profiles import Decision
 
 _STYLE = {"Passed": "green", "Failed": "red", "Error": "yellow"}
 
@@ -110,3 +112,93 @@ def print_tables(console: Console, tables: list[TableInfo]) -> None:
     console.print(table)
     if not tables:
         console.print("no tables yet: `assay gate` creates them on its first commit")
+
+
+def print_profile(console: Console, result: ProfileResult) -> None:
+    """A load's profile (one line a column) and its alerts."""
+    table = Table(
+        header_style="bold", title=f"{result.dataset} {result.load_date}: {result.profile.rows} rows"
+    )
+    for name in ("column", "type", "nulls", "distinct", "min", "max", "top values"):
+        table.add_column(name, overflow="fold")
+    for c in result.profile.columns:
+        top = ", ".join(f"{escape(v)} {share:.0%}" for v, _, share in c.top(3))
+        distinct = "" if c.distinct is None else f"{c.distinct}{'' if c.distinct_exact else ' ≈'}"
+        table.add_row(
+            escape(c.name),
+            escape(c.type),
+            f"{c.nulls} ({c.null_rate:.1%})",
+            distinct,
+            "" if c.minimum is None else escape(str(c.minimum)),
+            "" if c.maximum is None else escape(str(c.maximum)),
+            top,
+        )
+    console.print(table)
+    if result.replaced:
+        console.print("This date was profiled before: its earlier profile is replaced.")
+    if not result.alerts:
+        console.print(f"[green]No alert[/green] against {result.history} earlier load(s).")
+        return
+    for alert in result.alerts:
+        style = "red" if alert.severity == "hard" else "yellow"
+        where = f"{alert.column}: " if alert.column else ""
+        console.print(
+            f"[{style}]{alert.severity} {alert.kind}[/{style}] {escape(where + alert.message)}",
+            highlight=False,
+        )
+    if result.decisions:
+        ids = ", ".join(str(d) for d in result.decisions)
+        console.print(f"New values wait for a decision ({ids}): assay decisions list / accept ID / reject ID")
+
+
+def decision_dict(d: Decision) -> dict[str, object]:
+    return {
+        "id": d.id,
+        "dataset": d.dataset,
+        "column": d.column,
+        "value": d.value,
+        "status": d.status,
+        "rows": d.rows,
+        "first_seen": d.first_date.isoformat() if d.first_date else None,
+        "opened_at": d.opened_at.isoformat(),
+        "decided_at": d.decided_at.isoformat() if d.decided_at else None,
+        "decided_by": d.decided_by,
+        "note": d.note,
+    }
+
+
+def print_decisions(console: Console, decisions: list[Decision]) -> None:
+    if not decisions:
+        console.print("No decision.")
+        return
+    table = Table(header_style="bold")
+    for name in ("id", "dataset", "column", "value", "rows", "first seen", "status", "decided by", "when"):
+        table.add_column(name, overflow="fold")
+    for d in decisions:
+        style = {"pending": "yellow", "accepted": "green", "rejected": "red"}[d.status]
+        table.add_row(
+            str(d.id),
+            escape(d.dataset),
+            escape(d.column),
+            escape(d.value),
+            str(d.rows),
+            d.first_date.isoformat() if d.first_date else "",
+            f"[{style}]{d.status}[/{style}]",
+            escape(d.decided_by or ""),
+            d.decided_at.strftime("%Y-%m-%d %H:%M") if d.decided_at else "",
+        )
+    console.print(table)
+
+
+def print_history(console: Console, name: str, points: list[Point]) -> None:
+    table = Table(header_style="bold", title=escape(name))
+    for column in ("load date", "value", "band", "alert", "why"):
+        table.add_column(column, overflow="fold")
+    for p in points:
+        band = "" if p.low is None or p.high is None else f"{fmt(p.low)} … {fmt(p.high)}"
+        style = {"hard": "red", "soft": "yellow"}.get(p.severity or "", "")
+        alert = f"[{style}]{p.severity}[/{style}]" if p.severity else ""
+        table.add_row(
+            str(p.load_date), fmt(p.value), band, alert, escape(p.message or "") if p.severity else ""
+        )
+    console.print(table)

@@ -34,6 +34,10 @@ rules_app = typer.Typer(help="Rulesets kept in a control CSV.", no_args_is_help=
 app.add_typer(rules_app, name="rules")
 table_app = typer.Typer(help="Tables committed through the gate.", no_args_is_help=True)
 app.add_typer(table_app, name="table")
+decisions_app = typer.Typer(
+    help="Decisions on never-seen values: list, accept, reject.", no_args_is_help=True
+)
+app.add_typer(decisions_app, name="decisions")
 
 out = Console()
 err = Console(stderr=True)
@@ -347,6 +351,219 @@ def table_export(
 
     rows = Warehouse.open(Workspace(workspace).ensure()).export(table, out_file)
     out.print(f"{rows} rows of {table} written to {out_file}", highlight=False)
+
+
+def _dataset_config(space: Workspace, dataset: str, config: Path | None) -> Any:
+    from assay.monitor import DatasetConfig, load_config
+
+    if config is not None:
+        return load_config(config)
+    default = space.root / "checks" / f"{dataset}.yaml"
+    return load_config(default) if default.exists() else DatasetConfig()
+
+
+def _day(text: str, option: str) -> Any:
+    from datetime import date
+
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise ConfigError(f"{option}: '{text}' is not a date such as 2026-01-31") from None
+
+
+@app.command("profile")
+def profile_command(
+    input_file: Annotated[
+        str, typer.Argument(metavar="INPUT", help="The load: a CSV, Parquet or JSON-lines file.")
+    ],
+    dataset: Annotated[str, typer.Option(help="The dataset the load belongs to.")],
+    load_date: Annotated[
+        str,
+        typer.Option("--load-date", help="The load's date (YYYY-MM-DD); a date profiled again is replaced."),
+    ],
+    workspace: Annotated[
+        Path | None, typer.Option(help="Workspace folder [env ASSAY_WORKSPACE; ./.assay].")
+    ] = None,
+    store: Annotated[
+        str | None, typer.Option(help="Metric store URL [env ASSAY_STORE_URL; workspace SQLite].")
+    ] = None,
+    window: Annotated[
+        str | None, typer.Option(help="last:N or weekday:N earlier loads [the dataset's config; last:20].")
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option(help="The dataset's configuration [<workspace>/checks/<dataset>.yaml].")
+    ] = None,
+    alerts: Annotated[Path | None, typer.Option(help="Write the alerts as a JSON list to this file.")] = None,
+    fail_on: Annotated[
+        str | None, typer.Option(help="Exit 1 on a 'hard' alert, or on any alert ('soft').")
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the profile and its alerts as JSON.")
+    ] = False,
+) -> None:
+    """Profile every column of a load in one scan, keep the profile, and judge it against earlier loads."""
+    from assay._render import print_profile
+    from assay.monitor import profile
+    from assay.store import MetricStore
+
+    if fail_on not in (None, "hard", "soft"):
+        raise ConfigError("--fail-on must be 'hard' or 'soft'")
+    day = _day(load_date, "--load-date")
+    space = Workspace(workspace)
+    space.ensure()
+    settings = _dataset_config(space, dataset, config)
+    with (
+        MetricStore.open(store_url(store), workspace=space.root) as metric_store,
+        err.status(f"Profiling {input_file}...", spinner="dots"),
+    ):
+        result = profile(
+            input_file, dataset=dataset, load_date=day, store=metric_store, window=window, config=settings
+        )
+    if alerts is not None:
+        text = json.dumps([a.to_dict() for a in result.alerts], indent=2, allow_nan=False) + "\n"
+        try:
+            alerts.parent.mkdir(parents=True, exist_ok=True)
+            alerts.write_text(text)
+        except OSError as error:
+            raise ConfigError(f"{alerts}: cannot write: {error.strerror}") from None
+    if json_out:
+        _write_json("-", result.to_dict())
+    else:
+        print_profile(out, result)
+    severities = {a.severity for a in result.alerts}
+    if (fail_on == "hard" and "hard" in severities) or (fail_on == "soft" and severities):
+        raise typer.Exit(1)
+
+
+@decisions_app.command("list")
+def decisions_list(
+    dataset: Annotated[str | None, typer.Option(help="Only this dataset's decisions.")] = None,
+    status: Annotated[str | None, typer.Option(help="Only 'pending', 'accepted' or 'rejected' ones.")] = None,
+    workspace: Annotated[
+        Path | None, typer.Option(help="Workspace folder [env ASSAY_WORKSPACE; ./.assay].")
+    ] = None,
+    store: Annotated[
+        str | None, typer.Option(help="Metric store URL [env ASSAY_STORE_URL; workspace SQLite].")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the decisions as JSON.")] = False,
+) -> None:
+    """List the decisions on never-seen values, with who decided and when."""
+    from assay._render import decision_dict, print_decisions
+    from assay.store import MetricStore
+
+    if status not in (None, "pending", "accepted", "rejected"):
+        raise ConfigError("--status must be 'pending', 'accepted' or 'rejected'")
+    space = Workspace(workspace)
+    space.ensure()
+    with MetricStore.open(store_url(store), workspace=space.root) as metric_store:
+        found = metric_store.decisions(dataset, status)
+    if json_out:
+        _write_json("-", {"decisions": [decision_dict(d) for d in found]})
+    else:
+        print_decisions(out, found)
+
+
+def _decide(
+    decision_id: int, status: str, by: str | None, note: str | None, workspace: Path | None, store: str | None
+) -> None:
+    import getpass
+
+    from assay.gate.holds import release
+    from assay.store import MetricStore
+
+    space = Workspace(workspace)
+    space.ensure()
+    who = by or os.environ.get("ASSAY_USER") or getpass.getuser()
+    with MetricStore.open(store_url(store), workspace=space.root) as metric_store:
+        decided = metric_store.decide(decision_id, status, by=who, note=note)
+        released = release(space, metric_store, decided)
+    out.print(
+        f"decision {decided.id}: {decided.dataset}.{decided.column} = '{decided.value}' "
+        f"{decided.status} by {decided.decided_by}",
+        highlight=False,
+        markup=False,
+    )
+    for line in released:
+        out.print(line, highlight=False)
+
+
+@decisions_app.command("accept")
+def decisions_accept(
+    decision_id: Annotated[
+        int, typer.Argument(metavar="ID", help="The decision's id (assay decisions list).")
+    ],
+    by: Annotated[str | None, typer.Option(help="Who decides [env ASSAY_USER; the login name].")] = None,
+    note: Annotated[str | None, typer.Option(help="Why.")] = None,
+    workspace: Annotated[
+        Path | None, typer.Option(help="Workspace folder [env ASSAY_WORKSPACE; ./.assay].")
+    ] = None,
+    store: Annotated[
+        str | None, typer.Option(help="Metric store URL [env ASSAY_STORE_URL; workspace SQLite].")
+    ] = None,
+) -> None:
+    """Accept a new value: it is known from now on, and rows the gate held for it are committed."""
+    _decide(decision_id, "accepted", by, note, workspace, store)
+
+
+@decisions_app.command("reject")
+def decisions_reject(
+    decision_id: Annotated[
+        int, typer.Argument(metavar="ID", help="The decision's id (assay decisions list).")
+    ],
+    by: Annotated[str | None, typer.Option(help="Who decides [env ASSAY_USER; the login name].")] = None,
+    note: Annotated[str | None, typer.Option(help="Why.")] = None,
+    workspace: Annotated[
+        Path | None, typer.Option(help="Workspace folder [env ASSAY_WORKSPACE; ./.assay].")
+    ] = None,
+    store: Annotated[
+        str | None, typer.Option(help="Metric store URL [env ASSAY_STORE_URL; workspace SQLite].")
+    ] = None,
+) -> None:
+    """Reject a new value: rows the gate held for it are quarantined; it alerts hard if it comes back."""
+    _decide(decision_id, "rejected", by, note, workspace, store)
+
+
+@app.command("history")
+def history_command(
+    dataset: Annotated[str, typer.Argument(help="The dataset.")],
+    column: Annotated[str | None, typer.Option(help="A column (default: the whole load).")] = None,
+    metric: Annotated[
+        str | None, typer.Option(help="NullRate, RowCount, DistinctValuesCount, Minimum, Maximum...")
+    ] = None,
+    workspace: Annotated[
+        Path | None, typer.Option(help="Workspace folder [env ASSAY_WORKSPACE; ./.assay].")
+    ] = None,
+    store: Annotated[
+        str | None, typer.Option(help="Metric store URL [env ASSAY_STORE_URL; workspace SQLite].")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the series as JSON.")] = False,
+    plot: Annotated[
+        Path | None, typer.Option(help="Draw the series, its band and the alerts to OUT.png.")
+    ] = None,
+) -> None:
+    """Show a metric's stored series with the band each load was judged against."""
+    from assay._render import print_history
+    from assay.monitor import history
+    from assay.store import MetricStore
+
+    space = Workspace(workspace)
+    space.ensure()
+    with MetricStore.open(store_url(store), workspace=space.root) as metric_store:
+        points = history(metric_store, dataset, column=column, metric=metric)
+    name = f"{dataset} {column + ' ' if column else ''}{metric or ('NullRate' if column else 'RowCount')}"
+    if plot is not None:
+        from assay._plot import plot_history
+
+        plot_history(points, plot, name)
+    if json_out:
+        _write_json(
+            "-",
+            {"dataset": dataset, "column": column, "metric": metric, "points": [p.to_dict() for p in points]},
+        )
+        return
+    print_history(out, name, points)
+    if plot is not None:
+        out.print(f"Plot: {plot}", highlight=False)
 
 
 @app.command("demo")

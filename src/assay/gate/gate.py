@@ -36,6 +36,7 @@ from sqlglot import exp
 from assay.engine import DuckDBEngine
 from assay.errors import ConfigError
 from assay.gate import batch as batches
+from assay.gate import holds
 from assay.gate.baseline import HAS_PREV, lagged
 from assay.gate.schema import load_schema
 from assay.gate.summary import Group, GroupRule, RuleStats, Summary
@@ -108,6 +109,7 @@ class Gate:
         self.started = datetime.now(UTC)
         self.engine = DuckDBEngine()
         self.loads: dict[int, date] = {}  # loads this run measured, and their statement dates
+        self.domain: list[str] = []
 
     # --- the run ---------------------------------------------------------------------------
 
@@ -116,6 +118,7 @@ class Gate:
         control_file = control.load(opts.rules)
         chosen = control_file.select(opts.contributor_type)
         self.workspace.ensure()
+        self.domain = holds.domain_columns(self.workspace, opts.table)
         warehouse = Warehouse.open(self.workspace.root)
         exists = warehouse.exists(opts.table)
         schema = self._schema(warehouse, exists)
@@ -467,6 +470,15 @@ class Gate:
                                     f"{rule.rule_id}: {outcome.message or rule.description}",
                                 )
 
+        candidates = batch.typed.filter(
+            pc.invert(pc.is_in(batch.typed.column(ROW), pa.array(sorted(reasons), pa.int64())))
+        )
+        found = holds.find(self.store, opts.table, self.domain, candidates)
+        for row, why in found.rejected.items():
+            for message in why:
+                fail(row, "domain", message)
+        summary.decisions = sorted(found.decisions)
+
         quarantined_rows = sorted(reasons)
         if quarantined_rows:
             raw = text.take(pa.array(quarantined_rows, pa.int64())).to_pylist()
@@ -474,16 +486,20 @@ class Gate:
                 ids, messages = reasons[row]
                 quarantine.add({k: v for k, v in values.items() if k != ROW}, ids, messages)
 
-        committed_mask = pc.invert(pc.is_in(batch.typed.column(ROW), pa.array(quarantined_rows, pa.int64())))
-        committed = batch.typed.filter(committed_mask)
+        held_rows = sorted(set(found.waits) - set(quarantined_rows))
+        excluded = pa.array(quarantined_rows + held_rows, pa.int64())
+        committed = batch.typed.filter(pc.invert(pc.is_in(batch.typed.column(ROW), excluded)))
+        held = batch.typed.filter(pc.is_in(batch.typed.column(ROW), pa.array(held_rows, pa.int64())))
         summary.total = batch.total
         summary.quarantined = len(quarantine)
         summary.passed = committed.num_rows
-        summary.warned = len(warned - set(quarantined_rows))
+        summary.held = held.num_rows
+        summary.warned = len(warned - set(quarantined_rows) - set(held_rows))
         summary.parse_errors = len(batch.errors)
-        if summary.total != summary.passed + summary.quarantined:
+        if summary.total != summary.passed + summary.quarantined + summary.held:
             raise AssertionError(
-                f"row accounting broken: {summary.total} != {summary.passed} + {summary.quarantined}"
+                f"row accounting broken: {summary.total} != "
+                f"{summary.passed} + {summary.quarantined} + {summary.held}"
             )
 
         target = None
@@ -491,12 +507,22 @@ class Gate:
             run_day = opts.run_date or datetime.now(UTC).date()
             target = quarantine_path(self.workspace.root, run_day, self.contributor, self.run_id)
             quarantine.stage(target)
+        held_target = staged_held = None
+        if held.num_rows:
+            held_target = holds.held_path(self.workspace, opts.table, self.contributor, self.run_id)
+            waits = [found.waits[row] for row in held.column(ROW).to_pylist()]
+            staged_held = holds.stage(held_target, held.drop_columns([ROW]), waits)
         try:
             self._commit(warehouse, exists, batch.schema, committed, groups, summary)
         except BaseException:
             quarantine.discard()
+            if staged_held is not None:
+                staged_held.unlink(missing_ok=True)
             raise
         quarantine.publish()
+        if staged_held is not None and held_target is not None:
+            staged_held.replace(held_target)
+            summary.held_file = str(held_target)
         summary.quarantine_file = str(target) if target else None
         return self._finish(summary, target)
 
@@ -539,6 +565,38 @@ class Gate:
         )
         summary.snapshot_id = info.snapshot_id
         summary.replaced_dates = [day.isoformat() for day in replaced if day in existing]
+        self._record_values(schema, committed)
+
+    def _record_values(self, schema: pa.Schema, committed: pa.Table) -> None:
+        """Teach the domain columns the values this run committed, month by month, so that a
+        value never committed before is recognised as new next time."""
+        if not self.domain:
+            return
+        order = self.options.order
+        load_of = {day: load for load, day in self.loads.items()}
+        for day in sorted(set(committed.column(order).to_pylist())):
+            rows = committed.filter(
+                pc.equal(committed.column(order), pa.scalar(day, schema.field(order).type))
+            )
+            load = load_of.get(day)
+            if load is None:
+                load = self.store.create_load(
+                    self.options.table,
+                    partition=self.contributor,
+                    logical_time=_instant(day),
+                    logical_date=day,
+                    row_count=rows.num_rows,
+                )
+                self.store.supersede(self.options.table, day, partition=self.contributor, keep=load)
+            counts = {
+                column: {
+                    str(item["values"]): int(item["counts"])
+                    for item in pc.value_counts(pc.cast(rows.column(column), pa.string())).to_pylist()
+                    if item["values"] is not None
+                }
+                for column in self.domain
+            }
+            self.store.save_profile(load, [(f.name, str(f.type)) for f in schema], counts)
 
     def _settle_loads(self, committed_days: set[date], batch_days: set[date]) -> None:
         """A month committed by this run replaces its older measurements; a month of the batch

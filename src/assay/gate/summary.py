@@ -3,7 +3,8 @@
 Fields named by the contract: ``run_id, contributor, contributor_type, table, source {path,
 sha256}, total, passed, quarantined, warned, rules {rule_id: {severity, category, passed,
 failed, skipped}}, groups [{statement_date, rows, dataset_rules [{rule_id, outcome, observed,
-message}]}]``; ``total == passed + quarantined`` always. Extra fields are additions.
+message}]}]``; ``total == passed + quarantined + held`` always (``held``: rows waiting for a decision on a
+never-seen value). Extra fields are additions.
 """
 
 from __future__ import annotations
@@ -77,12 +78,15 @@ class Summary:
     passed: int = 0
     quarantined: int = 0
     warned: int = 0
+    held: int = 0
     parse_errors: int = 0
     rules: dict[str, RuleStats] = field(default_factory=dict)
     groups: list[Group] = field(default_factory=list)
     started_at: str = ""
     finished_at: str = ""
     quarantine_file: str | None = None
+    held_file: str | None = None
+    decisions: list[int] = field(default_factory=list)
     snapshot_id: int | None = None
     replaced_dates: list[str] = field(default_factory=list)
     baseline_date: str | None = None
@@ -99,12 +103,15 @@ class Summary:
             "passed": self.passed,
             "quarantined": self.quarantined,
             "warned": self.warned,
+            "held": self.held,
             "parse_errors": self.parse_errors,
             "rules": {rule_id: stats.to_dict() for rule_id, stats in self.rules.items()},
             "groups": [g.to_dict() for g in self.groups],
             "baseline_date": self.baseline_date,
             "replaced_dates": self.replaced_dates,
             "quarantine_file": self.quarantine_file,
+            "held_file": self.held_file,
+            "decisions": self.decisions,
             "snapshot_id": self.snapshot_id,
             "duplicate_of": self.duplicate_of,
             "started_at": self.started_at,

@@ -30,6 +30,7 @@ from sqlalchemy.exc import DBAPIError
 from assay.errors import ConfigError, PlatformError
 from assay.store import schema
 from assay.store.database import describe_error, display_url, open_database, store_url
+from assay.store.profiles import ProfileRecords, refresh_after
 from assay.store.records import (
     LOAD_STATUSES,
     HistoryPoint,
@@ -40,7 +41,7 @@ from assay.store.records import (
 )
 
 
-class MetricStore:
+class MetricStore(ProfileRecords):
     """Keeps every metric assay measures, keyed by dataset, load and :class:`MetricKey`.
 
     Open one with :meth:`open` and close it (or use it as a context manager). It holds a
@@ -160,10 +161,11 @@ class MetricStore:
         if status not in LOAD_STATUSES:
             raise ConfigError(f"unknown load status {status!r}: expected one of {', '.join(LOAD_STATUSES)}")
         with self._transaction() as connection:
-            self._require_load(connection, load_id)
+            dataset_id = self._require_load(connection, load_id)
             connection.execute(
                 sa.update(schema.loads).where(schema.loads.c.id == load_id).values(status=status)
             )
+            refresh_after(connection, dataset_id, [load_id])
 
     def supersede(self, dataset: str, logical_date: date, *, partition: str = "", keep: int) -> int:
         """Mark every other current load of the same dataset, partition and logical date as
@@ -179,18 +181,24 @@ class MetricStore:
         """
         with self._transaction() as connection:
             dataset_id = self._ensure_dataset(connection, dataset)
-            result = connection.execute(
-                sa.update(schema.loads)
-                .where(
-                    schema.loads.c.dataset_id == dataset_id,
-                    schema.loads.c.partition == partition,
-                    schema.loads.c.logical_date == logical_date,
-                    schema.loads.c.id != keep,
-                    schema.loads.c.status == "current",
+            replaced = [
+                int(row.id)
+                for row in connection.execute(
+                    sa.select(schema.loads.c.id).where(
+                        schema.loads.c.dataset_id == dataset_id,
+                        schema.loads.c.partition == partition,
+                        schema.loads.c.logical_date == logical_date,
+                        schema.loads.c.id != keep,
+                        schema.loads.c.status == "current",
+                    )
                 )
-                .values(status="superseded")
-            )
-            return int(result.rowcount)
+            ]
+            if replaced:
+                connection.execute(
+                    sa.update(schema.loads).where(schema.loads.c.id.in_(replaced)).values(status="superseded")
+                )
+                refresh_after(connection, dataset_id, replaced)
+            return len(replaced)
 
     def save_metrics(self, load_id: int, values: Mapping[MetricKey, float | None]) -> None:
         """Store ``values`` as metrics of load ``load_id``, all or none; a key saved again is overwritten.

@@ -5,8 +5,9 @@ The tables here are what the code reads and writes; the Alembic migrations in
 Constraint and index names follow :data:`NAMING_CONVENTION` so that later migrations can name
 them on both backends.
 
->>> sorted(metadata.tables)
-['datasets', 'loads', 'metrics', 'outcomes', 'runs']
+>>> sorted(metadata.tables)  # doctest: +NORMALIZE_WHITESPACE
+['datasets', 'decisions', 'judgements', 'load_columns', 'load_values', 'loads', 'metrics',
+ 'outcomes', 'runs', 'value_sets']
 """
 
 from __future__ import annotations
@@ -140,4 +141,75 @@ outcomes = sa.Table(
     sa.Column("metrics", sa.JSON, nullable=False),
     sa.Column("labels", sa.JSON, nullable=False),
     sa.PrimaryKeyConstraint("run_id", "position"),
+)
+
+# --- profiles (migration 0003) -----------------------------------------------------------------
+
+load_columns = sa.Table(
+    "load_columns",
+    metadata,
+    sa.Column("load_id", sa.Integer, sa.ForeignKey("loads.id"), nullable=False),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("type", sa.String(100), nullable=False),
+    sa.PrimaryKeyConstraint("load_id", "position"),
+)
+
+# The value counts of a load's categorical columns (up to the profiler's cap).
+load_values = sa.Table(
+    "load_values",
+    metadata,
+    sa.Column("load_id", sa.Integer, sa.ForeignKey("loads.id"), nullable=False),
+    sa.Column("column", sa.Text, nullable=False),
+    sa.Column("value", sa.Text, nullable=False),
+    sa.Column("count", sa.BigInteger, nullable=False),
+    sa.PrimaryKeyConstraint("load_id", "column", "value"),
+)
+
+# Every value a dataset's categorical column has held, with the first and last load that held it
+# (current loads only): a new value can replace a retired one and leave the distinct count unchanged.
+value_sets = sa.Table(
+    "value_sets",
+    metadata,
+    sa.Column("dataset_id", sa.Integer, sa.ForeignKey("datasets.id"), nullable=False),
+    sa.Column("column", sa.Text, nullable=False),
+    sa.Column("value", sa.Text, nullable=False),
+    sa.Column("first_load_id", sa.Integer, sa.ForeignKey("loads.id"), nullable=False),
+    sa.Column("last_load_id", sa.Integer, sa.ForeignKey("loads.id"), nullable=False),
+    sa.Column("first_date", sa.Date),
+    sa.Column("last_date", sa.Date),
+    sa.PrimaryKeyConstraint("dataset_id", "column", "value"),
+)
+
+# What each load was judged against: the band of a metric, the observed value, and the alert if any.
+judgements = sa.Table(
+    "judgements",
+    metadata,
+    sa.Column("load_id", sa.Integer, sa.ForeignKey("loads.id"), nullable=False),
+    sa.Column("column", sa.Text, nullable=False),
+    sa.Column("kind", sa.String(20), nullable=False),
+    sa.Column("observed", sa.Double),
+    sa.Column("low", sa.Double),
+    sa.Column("high", sa.Double),
+    sa.Column("severity", sa.String(10)),
+    sa.Column("message", sa.Text),
+    sa.Column("detail", sa.JSON),
+    sa.PrimaryKeyConstraint("load_id", "column", "kind"),
+)
+
+decisions = sa.Table(
+    "decisions",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("dataset_id", sa.Integer, sa.ForeignKey("datasets.id"), nullable=False),
+    sa.Column("column", sa.Text, nullable=False),
+    sa.Column("value", sa.Text, nullable=False),
+    sa.Column("status", sa.String(20), nullable=False),
+    sa.Column("rows", sa.BigInteger, nullable=False),
+    sa.Column("first_load_id", sa.Integer, sa.ForeignKey("loads.id")),
+    sa.Column("opened_at", UTCDateTime, nullable=False),
+    sa.Column("decided_at", UTCDateTime),
+    sa.Column("decided_by", sa.String(200)),
+    sa.Column("note", sa.Text),
+    sa.UniqueConstraint("dataset_id", "column", "value"),
 )

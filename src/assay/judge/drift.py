@@ -1,0 +1,207 @@
+"""Drift: today's profile judged against a window of earlier loads of the same dataset.
+
+Five judgements (seed 002): a column's null rate against its band; a categorical column's values
+against every value it ever held; the row count; the numeric range; the schema. Each judgement
+is kept with the band it used, so ``assay history`` can show why an alert fired.
+
+The null-rate band respects evidence. Over the window, the pooled rate is p = Σ nulls / Σ rows.
+Two things make today's rate differ from p: sampling (a load of n rows has variance p(1-p)/n,
+so 3 nulls in 100 rows is weak evidence and 30,000 in a million is strong) and real load-to-load
+variation τ², estimated from the window as the variance of the loads' rates minus what sampling
+alone explains (method of moments, never below zero). Today's expected spread is
+σ = sqrt(p(1-p)/n + τ²); the rate is a **soft** alert beyond 3σ and a **hard** one beyond 5σ.
+A column with no null in the whole window has p = 0 and σ = 0: any null is a hard alert. Loads
+far from the rest of the window (a past incident) are left out of p and τ² (:func:`_trimmed`).
+
+When a column's null rate follows activity (more nulls on busy days), the plain band either
+alerts on every busy day or is too wide to catch anything. The *conditioned* band predicts the
+rate from an activity measure of the same load (the row count, or a metric the dataset names)
+by weighted least squares over the window, and uses the residual variation as τ²; today's
+expected rate is the prediction for today's activity. It needs at least 8 loads with varying
+activity, else the plain band is used.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from assay.errors import ConfigError
+from assay.judge import anomaly
+
+MIN_HISTORY = 5  # loads before a null-rate or range band exists
+MIN_CONDITIONED = 8  # loads before a conditioned band replaces the plain one
+SOFT_SIGMAS = 3.0
+HARD_SIGMAS = 5.0
+RANGE_MARGIN = 0.1  # a numeric range may extend 10% of its historical span before it alerts
+
+
+@dataclass(frozen=True)
+class Window:
+    """``last:N`` (the N most recent earlier loads) or ``weekday:N`` (the N most recent earlier
+    loads on the same weekday: a Monday file differs from a Friday one).
+
+    >>> Window.parse("weekday:8")
+    Window(kind='weekday', size=8)
+    """
+
+    kind: str = "last"
+    size: int = 20
+
+    @classmethod
+    def parse(cls, text: str) -> Window:
+        match = re.fullmatch(r"(last|weekday):([1-9][0-9]{0,3})", text.strip())
+        if not match:
+            raise ConfigError(f"window '{text}' must be last:N or weekday:N (N from 1 to 9999)")
+        return cls(match.group(1), int(match.group(2)))
+
+    def select(self, dates: Sequence[date | None], day: date) -> list[int]:
+        """Indexes of the loads (given most recent first) that are in the window for ``day``."""
+        chosen = [i for i, d in enumerate(dates) if d is not None and d < day]
+        if self.kind == "weekday":
+            chosen = [i for i in chosen if dates[i] is not None and dates[i].weekday() == day.weekday()]  # type: ignore[union-attr]
+        return chosen[: self.size]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "size": self.size}
+
+
+@dataclass(frozen=True)
+class Band:
+    expected: float
+    soft: tuple[float, float]
+    hard: tuple[float, float]
+    sigma: float
+    model: str  # plain | conditioned | zero
+
+    def severity(self, value: float) -> str | None:
+        if self.hard[0] <= value <= self.hard[1]:
+            return None if self.soft[0] <= value <= self.soft[1] else "soft"
+        return "hard"
+
+
+def _clamp(low: float, high: float) -> tuple[float, float]:
+    return max(0.0, low), min(1.0, high)
+
+
+def null_rate_band(
+    rows: Sequence[int],
+    nulls: Sequence[int],
+    today_rows: int,
+    activity: Sequence[float] | None = None,
+    today_activity: float | None = None,
+) -> Band | None:
+    """The band for today's null rate from the window's (rows, nulls), most recent first.
+
+    >>> band = null_rate_band([1000] * 10, [0] * 10, 1000)
+    >>> band.model, band.severity(0.0), band.severity(0.02)
+    ('zero', None, 'hard')
+    >>> noisy = null_rate_band([1000] * 10, [20, 25, 18, 22, 30, 21, 19, 24, 26, 23], 1000)
+    >>> noisy.severity(0.023), noisy.severity(0.2)
+    (None, 'hard')
+    """
+    pairs = [(n, x) for n, x in zip(rows, nulls, strict=True) if n]
+    if len(pairs) < MIN_HISTORY or today_rows <= 0:
+        return None
+    if activity is not None and today_activity is not None and len(pairs) >= MIN_CONDITIONED:
+        conditioned = _conditioned(rows, nulls, activity, today_rows, today_activity)
+        if conditioned is not None:
+            return conditioned
+    pairs = _trimmed(pairs)
+    total_rows = sum(n for n, _ in pairs)
+    total_nulls = sum(x for _, x in pairs)
+    if total_nulls == 0:
+        return Band(0.0, (0.0, 0.0), (0.0, 0.0), 0.0, "zero")
+    pooled = total_nulls / total_rows
+    rates = [x / n for n, x in pairs]
+    sampling = statistics.fmean(pooled * (1 - pooled) / n for n, _ in pairs)
+    tau2 = max(0.0, statistics.variance(rates) - sampling)
+    sigma = math.sqrt(pooled * (1 - pooled) / today_rows + tau2)
+    return Band(
+        pooled,
+        _clamp(pooled - SOFT_SIGMAS * sigma, pooled + SOFT_SIGMAS * sigma),
+        _clamp(pooled - HARD_SIGMAS * sigma, pooled + HARD_SIGMAS * sigma),
+        sigma,
+        "plain",
+    )
+
+
+def _trimmed(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The window without the loads far from the rest: more than 5 robust deviations (1.4826 x
+    MAD, plus the load's own sampling noise) from the median rate. One bad day in the window
+    must not widen the band for the next twenty, nor turn a never-null column into one that may
+    be null. A window where more than a third of the loads would go is kept whole: its rate has
+    really moved, and the band should show it."""
+    rates = [x / n for n, x in pairs]
+    centre = statistics.median(rates)
+    spread = 1.4826 * statistics.median(abs(r - centre) for r in rates)
+    kept = []
+    for (n, x), rate in zip(pairs, rates, strict=True):
+        sigma = math.sqrt(spread**2 + centre * (1 - centre) / n)
+        if (sigma == 0 and rate == centre) or (sigma > 0 and abs(rate - centre) <= HARD_SIGMAS * sigma):
+            kept.append((n, x))
+    return kept if len(kept) >= 2 * len(pairs) / 3 else pairs
+
+
+def _conditioned(
+    rows: Sequence[int],
+    nulls: Sequence[int],
+    activity: Sequence[float],
+    today_rows: int,
+    today_activity: float,
+) -> Band | None:
+    points = [(a, x / n, n) for n, x, a in zip(rows, nulls, activity, strict=True) if n and a is not None]
+    if len(points) < MIN_CONDITIONED:
+        return None
+    weight = sum(n for _, _, n in points)
+    mean_a = sum(a * n for a, _, n in points) / weight
+    mean_p = sum(p * n for _, p, n in points) / weight
+    sxx = sum(n * (a - mean_a) ** 2 for a, _, n in points)
+    if sxx <= 0:
+        return None
+    slope = sum(n * (a - mean_a) * (p - mean_p) for a, p, n in points) / sxx
+    intercept = mean_p - slope * mean_a
+
+    def predict(a: float) -> float:
+        return min(1.0, max(0.0, intercept + slope * a))
+
+    residuals = [p - predict(a) for a, p, _ in points]
+    sampling = statistics.fmean(predict(a) * (1 - predict(a)) / n for a, _, n in points)
+    dof = max(1, len(points) - 2)
+    tau2 = max(0.0, sum(r * r for r in residuals) / dof - sampling)
+    expected = predict(today_activity)
+    # the uncertainty of the line itself, which grows away from the activity the window has seen
+    plain_mean = statistics.fmean(a for a, _, _ in points)
+    spread = sum((a - plain_mean) ** 2 for a, _, _ in points)
+    leverage = 1 / len(points) + (today_activity - plain_mean) ** 2 / spread
+    sigma = math.sqrt(expected * (1 - expected) / today_rows + tau2 * (1 + leverage))
+    return Band(
+        expected,
+        _clamp(expected - SOFT_SIGMAS * sigma, expected + SOFT_SIGMAS * sigma),
+        _clamp(expected - HARD_SIGMAS * sigma, expected + HARD_SIGMAS * sigma),
+        sigma,
+        "conditioned",
+    )
+
+
+def volume_band(row_counts: Sequence[float]) -> anomaly.Band | None:
+    """The row-count band: the DetectAnomalies model (robust trend, 1% floor) over the window."""
+    return anomaly.band(list(row_counts))
+
+
+def range_band(
+    minimums: Sequence[float | None], maximums: Sequence[float | None]
+) -> tuple[float, float] | None:
+    """The allowed range of a numeric column: the window's extremes widened by 10% of their span."""
+    lows = [v for v in minimums if v is not None]
+    highs = [v for v in maximums if v is not None]
+    if len(lows) < MIN_HISTORY or len(highs) < MIN_HISTORY:
+        return None
+    low, high = min(lows), max(highs)
+    margin = RANGE_MARGIN * (high - low)
+    return low - margin, high + margin

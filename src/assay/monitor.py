@@ -1,0 +1,514 @@
+"""Profile every load, keep the profiles, judge today against a window of earlier loads.
+
+>>> import pyarrow as pa
+>>> from datetime import date
+>>> from assay.store import MetricStore
+>>> with MetricStore.open("sqlite://") as store:
+...     for day in range(1, 8):
+...         result = profile(pa.table({"venue": ["XLON", "XPAR"]}), dataset="trades",
+...                          load_date=date(2026, 1, day), store=store)
+...     result = profile(pa.table({"venue": ["XLON", "XNEW"]}), dataset="trades",
+...                      load_date=date(2026, 1, 8), store=store)
+>>> [(a.kind, a.column, a.values) for a in result.alerts]
+[('new_value', 'venue', [{'value': 'XNEW', 'count': 1, 'decision': 'pending'}])]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from assay.engine import DuckDBEngine, Engine
+from assay.errors import ConfigError
+from assay.judge import anomaly, drift
+from assay.judge.verdicts import fmt
+from assay.lake.checksum import digest
+from assay.lake.readers import register
+from assay.measure.profile import ColumnProfile, LoadProfile
+from assay.measure.profile import profile as measure
+from assay.store import MetricKey
+from assay.store.profiles import Judgement, LoadInfo
+
+if TYPE_CHECKING:
+    from assay.store import MetricStore
+
+KINDS = ("null_rate", "new_value", "volume", "range", "schema")
+
+
+class DatasetConfig(BaseModel):
+    """A dataset's monitoring configuration (YAML; ``<workspace>/checks/<dataset>.yaml`` by default).
+
+    >>> document = {"categorical": ["venue_id"], "null_rate": {"conditioned": {"fill": "row_count"}}}
+    >>> DatasetConfig.model_validate(document).window
+    'last:20'
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    dataset: str | None = None
+    window: str = "last:20"
+    categorical: list[str] = Field(
+        default_factory=list, description="columns whose values are counted, beyond text and booleans"
+    )
+    domain_columns: list[str] = Field(
+        default_factory=list, description="the gate holds rows with an undecided new value here"
+    )
+    null_rate: NullRateConfig = Field(default_factory=lambda: NullRateConfig())
+
+    @field_validator("window")
+    @classmethod
+    def _window(cls, value: str) -> str:
+        drift.Window.parse(value)
+        return value
+
+
+class NullRateConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    conditioned: dict[str, str] = Field(
+        default_factory=dict,
+        description="column -> activity: 'row_count' or a metric of the same load, e.g. Column.qty.Maximum",
+    )
+
+
+DatasetConfig.model_rebuild()
+
+
+def load_config(path: Path) -> DatasetConfig:
+    """Read a dataset configuration file; a mistake is a ConfigError naming the file and field."""
+    try:
+        document = yaml.safe_load(path.read_text()) or {}
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such configuration file") from None
+    except (OSError, yaml.YAMLError) as error:
+        raise ConfigError(f"{path}: cannot read: {' '.join(str(error).split())}") from None
+    try:
+        return DatasetConfig.model_validate(document)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'document'}: {e['msg']}" for e in error.errors()
+        )
+        raise ConfigError(f"{path}: {problems}") from None
+
+
+@dataclass
+class Alert:
+    """One alert, in the shape of the ``--alerts`` file."""
+
+    dataset: str
+    load_date: date
+    column: str | None
+    kind: str
+    severity: str
+    observed: float | None
+    expected: tuple[float, float] | None
+    window: drift.Window
+    message: str
+    values: list[dict[str, Any]] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "dataset": self.dataset,
+            "load_date": self.load_date.isoformat(),
+            "column": self.column,
+            "kind": self.kind,
+            "severity": self.severity,
+            "observed": _finite(self.observed),
+            "expected": None
+            if self.expected is None
+            else {"low": _finite(self.expected[0]), "high": _finite(self.expected[1])},
+            "window": self.window.to_dict(),
+            "message": self.message,
+        }
+        if self.kind == "new_value":
+            out["values"] = self.values or []
+        return out
+
+
+def _finite(value: float | None) -> float | None:
+    return None if value is None or not math.isfinite(value) else value
+
+
+@dataclass
+class ProfileResult:
+    dataset: str
+    load_date: date
+    profile: LoadProfile
+    alerts: list[Alert] = field(default_factory=list)
+    judgements: list[Judgement] = field(default_factory=list)
+    load_id: int | None = None
+    replaced: int = 0
+    decisions: list[int] = field(default_factory=list)
+    history: int = 0  # loads in the window
+    queries: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset,
+            "load_date": self.load_date.isoformat(),
+            "rows": self.profile.rows,
+            "replaced_earlier_profile": bool(self.replaced),
+            "window_loads": self.history,
+            "columns": [_column_dict(c) for c in self.profile.columns],
+            "alerts": [a.to_dict() for a in self.alerts],
+            "decisions": self.decisions,
+        }
+
+
+def _column_dict(c: ColumnProfile) -> dict[str, Any]:
+    return {
+        "name": c.name,
+        "type": c.type,
+        "nulls": c.nulls,
+        "null_rate": c.null_rate,
+        "distinct": c.distinct,
+        "distinct_exact": c.distinct_exact,
+        "min": None if c.minimum is None else str(c.minimum),
+        "max": None if c.maximum is None else str(c.maximum),
+        "top": [{"value": v, "count": n, "share": s} for v, n, s in c.top()],
+    }
+
+
+def profile(
+    data: Any,
+    *,
+    dataset: str,
+    load_date: date,
+    store: MetricStore | None = None,
+    window: str | drift.Window | None = None,
+    config: DatasetConfig | None = None,
+    engine: Engine | None = None,
+) -> ProfileResult:
+    """Profile one load of ``dataset`` in one query, store it (replacing an earlier profile of the
+    same date), and judge it against the window of earlier loads. Without a store, only measure."""
+    config = config or DatasetConfig()
+    chosen = window if isinstance(window, drift.Window) else drift.Window.parse(window or config.window)
+    own = engine is None
+    engine = engine or DuckDBEngine()
+    try:
+        table = register(engine, "__load", data)
+        load = measure(engine, table.name, list(table.columns), config.categorical)
+        result = ProfileResult(dataset, load_date, load, queries=engine.queries)
+        if store is None:
+            return result
+        earlier = store.load_for_date(dataset, load_date)
+        path = table.path
+        result.load_id = store.create_load(
+            dataset,
+            logical_time=datetime.combine(load_date, time(0), UTC),
+            logical_date=load_date,
+            source_path=str(path) if path else None,
+            source_sha256=digest(path) if path else None,
+            row_count=load.rows,
+        )
+        store.save_metrics(result.load_id, load.metrics())
+        store.save_profile(
+            result.load_id,
+            load.schema,
+            {c.name: c.values for c in load.columns if c.values is not None},
+        )
+        result.replaced = store.supersede(dataset, load_date, keep=result.load_id) if earlier else 0
+        _judge(store, result, chosen, config)
+        return result
+    finally:
+        if own:
+            engine.close()
+
+
+def _judge(store: MetricStore, result: ProfileResult, window: drift.Window, config: DatasetConfig) -> None:
+    assert result.load_id is not None
+    loads = store.window(result.dataset, result.load_date)
+    chosen = [loads[i] for i in window.select([load.logical_date for load in loads], result.load_date)]
+    result.history = len(chosen)
+    metrics = store.load_metrics([load.id for load in chosen])
+    judge = _Judge(result, window, chosen, metrics, config)
+    judge.schema(store.load_schema(loads[0].id) if loads else None)
+    judge.volume()
+    for column in result.profile.columns:
+        judge.null_rate(column)
+        judge.range(column)
+        if column.values is not None and loads:
+            known = store.value_set(result.dataset, column.name, before=result.load_date)
+            status = store.decision_status(result.dataset, column.name)
+            judge.new_values(column, known, status)
+    store.save_judgements(result.load_id, result.judgements)
+    for alert in result.alerts:
+        if alert.kind == "new_value" and alert.column is not None:
+            for item in alert.values or []:
+                if item.get("decision") == "pending":
+                    result.decisions.append(
+                        store.open_decision(
+                            result.dataset, alert.column, item["value"], item["count"], result.load_id
+                        )
+                    )
+
+
+class _Judge:
+    def __init__(
+        self,
+        result: ProfileResult,
+        window: drift.Window,
+        loads: list[LoadInfo],
+        metrics: Mapping[int, Mapping[tuple[str, str, str], float | None]],
+        config: DatasetConfig,
+    ) -> None:
+        self.result = result
+        self.window = window
+        self.loads = loads
+        self.metrics = metrics
+        self.config = config
+
+    def _series(self, entity: str, instance: str, name: str) -> list[float | None]:
+        return [self.metrics[load.id].get((entity, instance, name)) for load in self.loads]
+
+    def _record(
+        self,
+        column: str | None,
+        kind: str,
+        observed: float | None,
+        expected: tuple[float, float] | None,
+        severity: str | None,
+        message: str,
+        values: list[dict[str, Any]] | None = None,
+        detail: Mapping[str, Any] | None = None,
+    ) -> None:
+        low, high = expected if expected else (None, None)
+        self.result.judgements.append(
+            Judgement(column or "", kind, observed, low, high, severity, message, detail)
+        )
+        if severity is not None:
+            self.result.alerts.append(
+                Alert(
+                    self.result.dataset,
+                    self.result.load_date,
+                    column,
+                    kind,
+                    severity,
+                    observed,
+                    expected,
+                    self.window,
+                    message,
+                    values,
+                )
+            )
+
+    def schema(self, previous: Sequence[tuple[str, str]] | None) -> None:
+        if previous is None:
+            return
+        before = dict(previous)
+        now = dict(self.result.profile.schema)
+        removed = [c for c in before if c not in now]
+        added = [c for c in now if c not in before]
+        changed = [c for c in now if c in before and before[c] != now[c]]
+        for name in removed:
+            self._record(name, "schema", None, None, "hard", f"column {name} ({before[name]}) is gone")
+        for name in changed:
+            self._record(
+                name,
+                "schema",
+                None,
+                None,
+                "hard",
+                f"column {name} changed type from {before[name]} to {now[name]}",
+            )
+        for name in added:
+            self._record(name, "schema", None, None, "soft", f"column {name} ({now[name]}) is new")
+
+    def volume(self) -> None:
+        rows = self.result.profile.rows
+        past = [v for v in self._series("Dataset", "*", "RowCount") if v is not None]
+        band = drift.volume_band(past)
+        if band is None:
+            self._record(
+                None,
+                "volume",
+                rows,
+                None,
+                None,
+                f"learning: {len(past)} of {anomaly.MIN_HISTORY} loads",
+            )
+            return
+        severity = None
+        if not band.contains(rows):
+            severity = "hard" if rows == 0 or rows < band.low / 2 or rows > band.high * 2 else "soft"
+        message = f"{rows} rows; expected {fmt(band.low)} to {fmt(band.high)} from {band.points} loads"
+        self._record(None, "volume", rows, (band.low, band.high), severity, message)
+
+    def null_rate(self, column: ColumnProfile) -> None:
+        rows = self._series("Dataset", "*", "RowCount")
+        nulls = self._series("Column", column.name, "NullCount")
+        pairs = [
+            (int(r), int(n)) for r, n in zip(rows, nulls, strict=True) if r is not None and n is not None
+        ]
+        activity_name = self.config.null_rate.conditioned.get(column.name)
+        activity = today = None
+        if activity_name:
+            activity, today = self._activity(activity_name, pairs, rows)
+        band = drift.null_rate_band(
+            [r for r, _ in pairs], [n for _, n in pairs], column.rows, activity, today
+        )
+        observed = column.null_rate
+        if band is None:
+            self._record(
+                column.name,
+                "null_rate",
+                observed,
+                None,
+                None,
+                f"learning: {len(pairs)} of {drift.MIN_HISTORY} loads",
+            )
+            return
+        severity = band.severity(observed)
+        if band.model == "zero":
+            message = f"{column.nulls} nulls ({observed:.2%}) in a column that had none in {len(pairs)} loads"
+        else:
+            message = (
+                f"null rate {observed:.2%} ({column.nulls} of {column.rows}); expected {band.expected:.2%}, "
+                f"{band.soft[0]:.2%} to {band.soft[1]:.2%} ({band.model} band, {len(pairs)} loads)"
+            )
+        self._record(
+            column.name,
+            "null_rate",
+            observed,
+            band.soft,
+            severity,
+            message,
+            detail={"model": band.model, "hard": list(band.hard)},
+        )
+
+    def _activity(
+        self, name: str, pairs: list[tuple[int, int]], rows: list[float | None]
+    ) -> tuple[list[float] | None, float | None]:
+        if name == "row_count":
+            return [float(r) for r, _ in pairs], float(self.result.profile.rows)
+        parts = name.split(".")
+        if len(parts) < 3 or parts[0] not in ("Dataset", "Column"):
+            raise ConfigError(
+                f"null_rate.conditioned: activity '{name}' must be row_count "
+                "or a metric of the load such as Column.qty.Maximum"
+            )
+        entity, instance, metric = parts[0], ".".join(parts[1:-1]), parts[-1]
+        series = self._series(entity, instance, metric)
+        today = self.result.profile.metrics()
+        value = next(
+            (v for k, v in today.items() if (k.entity, k.instance, k.name) == (entity, instance, metric)),
+            None,
+        )
+        if value is None or any(v is None for v in series):
+            return None, None
+        return [float(v) for v in series if v is not None], value
+
+    def range(self, column: ColumnProfile) -> None:
+        if not (column.kind.numeric or column.kind.temporal):
+            return
+        band = drift.range_band(
+            self._series("Column", column.name, "Minimum"), self._series("Column", column.name, "Maximum")
+        )
+        metrics = self.result.profile.metrics()
+        low = metrics.get(_key(column.name, "Minimum"))
+        high = metrics.get(_key(column.name, "Maximum"))
+        if band is None or low is None or high is None:
+            return
+        outside = low < band[0] or high > band[1]
+        message = (
+            f"range {column.minimum} to {column.maximum}; expected within {fmt(band[0])} to {fmt(band[1])}"
+        )
+        self._record(
+            column.name, "range", high if high > band[1] else low, band, "soft" if outside else None, message
+        )
+
+    def new_values(self, column: ColumnProfile, known: Mapping[str, Any], status: Mapping[str, str]) -> None:
+        assert column.values is not None
+        fresh = []
+        for value, count in sorted(column.values.items(), key=lambda item: (-item[1], item[0])):
+            decided = status.get(value)
+            # a rejected value stays unwelcome even though the load that brought it is stored
+            if decided != "rejected" and (value in known or decided == "accepted"):
+                continue
+            fresh.append({"value": value, "count": count, "decision": decided or "pending"})
+        if not fresh:
+            self._record(column.name, "new_value", 0.0, None, None, "no new value", values=[])
+            return
+        rejected = [f for f in fresh if f["decision"] == "rejected"]
+        severity = "hard" if rejected else "soft"
+        shown = ", ".join(f"{f['value']} ({f['count']} rows)" for f in fresh[:5])
+        more = f" and {len(fresh) - 5} more" if len(fresh) > 5 else ""
+        message = f"{len(fresh)} value(s) never seen before: {shown}{more}"
+        if rejected:
+            message += f"; {len(rejected)} of them rejected before"
+        self._record(column.name, "new_value", float(len(fresh)), None, severity, message, values=fresh)
+
+
+def _key(column: str, name: str) -> MetricKey:
+    return MetricKey.column(column, name)
+
+
+# --- history ---------------------------------------------------------------------------------
+
+_JUDGED = {"NullRate": "null_rate", "RowCount": "volume", "Minimum": "range", "Maximum": "range"}
+
+
+@dataclass(frozen=True)
+class Point:
+    """One load in a metric's history, with the band it was judged against."""
+
+    load_date: date | None
+    value: float | None
+    low: float | None
+    high: float | None
+    severity: str | None
+    message: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "load_date": self.load_date.isoformat() if self.load_date else None,
+            "value": _finite(self.value),
+            "low": _finite(self.low),
+            "high": _finite(self.high),
+            "severity": self.severity,
+            "message": self.message,
+        }
+
+
+def history(
+    store: MetricStore, dataset: str, *, column: str | None = None, metric: str | None = None
+) -> list[Point]:
+    """A metric's stored series over the dataset's current loads, oldest first, each with the
+    band the load was judged against (for NullRate, RowCount, Minimum and Maximum)."""
+    metric = metric or ("NullRate" if column else "RowCount")
+    entity, instance = ("Column", column) if column else ("Dataset", "*")
+    loads = list(reversed(store.window(dataset, date.max)))
+    if not loads:
+        raise ConfigError(f"the store has no loads of dataset '{dataset}'")
+    values = store.load_metrics([load.id for load in loads])
+    if column and all((entity, instance, metric) not in values[load.id] for load in loads):
+        raise ConfigError(f"dataset '{dataset}' has no metric {metric} for column '{column}'")
+    kind = _JUDGED.get(metric)
+    judged: dict[int, Judgement] = {}
+    if kind:
+        for load, judgement in store.judgements(dataset, column=column or "", kind=kind):
+            judged[load.id] = judgement
+    points = []
+    for load in loads:
+        j = judged.get(load.id)
+        low, high = (j.low, j.high) if j else (None, None)
+        if j and kind == "range":  # the range band bounds both the minimum and the maximum
+            low, high = j.low, j.high
+        points.append(
+            Point(
+                load.logical_date,
+                values[load.id].get((entity, instance, metric)),
+                low,
+                high,
+                j.severity if j else None,
+                j.message if j else None,
+            )
+        )
+    return points

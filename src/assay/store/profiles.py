@@ -1,0 +1,448 @@
+"""The store's side of profiling: load schemas and value counts, value sets, judgements, decisions.
+
+:class:`ProfileRecords` is mixed into :class:`~assay.store.metrics.MetricStore`; it relies on
+the store's ``_transaction``, ``_ensure_dataset`` and ``_require_load`` helpers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any, Protocol
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from assay.errors import ConfigError
+from assay.store import schema
+from assay.store.schema import utcnow
+
+DECISION_STATUSES = ("pending", "accepted", "rejected")
+
+
+@dataclass(frozen=True)
+class LoadInfo:
+    """A current load of a dataset: the window of a drift judgement is a list of these."""
+
+    id: int
+    logical_date: date | None
+    logical_time: datetime
+    row_count: int | None
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What one metric of one load was judged against, and the alert it raised (``severity``)."""
+
+    column: str  # "" for the whole load
+    kind: str  # null_rate | new_value | volume | range | schema
+    observed: float | None
+    low: float | None
+    high: float | None
+    severity: str | None  # None: within the band; "soft" | "hard": an alert
+    message: str | None = None
+    detail: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    id: int
+    dataset: str
+    column: str
+    value: str
+    status: str
+    rows: int
+    opened_at: datetime
+    decided_at: datetime | None
+    decided_by: str | None
+    note: str | None
+    first_date: date | None = None
+
+
+class _Store(Protocol):
+    def _transaction(self) -> AbstractContextManager[Connection]: ...
+
+    def _ensure_dataset(self, connection: Connection, name: str) -> int: ...
+
+    def _require_load(self, connection: Connection, load_id: int) -> int: ...
+
+    def decision(self, decision_id: int) -> Decision: ...
+
+
+class ProfileRecords:
+    """Profile-related methods of the metric store."""
+
+    def save_profile(
+        self: _Store,
+        load_id: int,
+        columns: Sequence[tuple[str, str]],
+        values: Mapping[str, Mapping[str, int]],
+    ) -> None:
+        """Record a load's schema (names and types, in order) and the value counts of its
+        categorical columns, and fold the values into the dataset's value sets.
+
+        >>> from datetime import UTC
+        >>> from assay.store import MetricStore
+        >>> day = date(2024, 5, 1)
+        >>> with MetricStore.open("sqlite://") as store:
+        ...     load = store.create_load("t", logical_time=datetime(2024, 5, 1, tzinfo=UTC), logical_date=day)
+        ...     store.save_profile(load, [("venue", "VARCHAR")], {"venue": {"XLON": 3}})
+        ...     sorted(store.value_set("t", "venue"))
+        ['XLON']
+        """
+        with self._transaction() as connection:
+            dataset_id = self._require_load(connection, load_id)
+            connection.execute(sa.delete(schema.load_columns).where(schema.load_columns.c.load_id == load_id))
+            connection.execute(sa.delete(schema.load_values).where(schema.load_values.c.load_id == load_id))
+            if columns:
+                connection.execute(
+                    sa.insert(schema.load_columns),
+                    [
+                        {"load_id": load_id, "position": i, "name": n, "type": t}
+                        for i, (n, t) in enumerate(columns)
+                    ],
+                )
+            rows = [
+                {"load_id": load_id, "column": column, "value": value, "count": int(count)}
+                for column, counts in values.items()
+                for value, count in counts.items()
+            ]
+            if rows:
+                connection.execute(sa.insert(schema.load_values), rows)
+            _refresh_value_sets(connection, dataset_id, [(str(r["column"]), str(r["value"])) for r in rows])
+
+    def value_set(
+        self: _Store, dataset: str, column: str, *, before: date | None = None
+    ) -> dict[str, tuple[date | None, date | None]]:
+        """Every value ``column`` of ``dataset`` has held in current loads (first seen before
+        ``before`` when given), with the dates of its first and last load."""
+        with self._transaction() as connection:
+            query = (
+                sa.select(
+                    schema.value_sets.c.value, schema.value_sets.c.first_date, schema.value_sets.c.last_date
+                )
+                .select_from(schema.value_sets.join(schema.datasets))
+                .where(schema.datasets.c.name == dataset, schema.value_sets.c.column == column)
+            )
+            if before is not None:
+                query = query.where(schema.value_sets.c.first_date < before)
+            return {row.value: (row.first_date, row.last_date) for row in connection.execute(query)}
+
+    def load_for_date(self: _Store, dataset: str, logical_date: date, *, partition: str = "") -> list[int]:
+        """The current loads of ``dataset`` for a logical date (normally none or one)."""
+        with self._transaction() as connection:
+            query = (
+                sa.select(schema.loads.c.id)
+                .select_from(schema.loads.join(schema.datasets))
+                .where(
+                    schema.datasets.c.name == dataset,
+                    schema.loads.c.partition == partition,
+                    schema.loads.c.logical_date == logical_date,
+                    schema.loads.c.status == "current",
+                )
+            )
+            return [int(row.id) for row in connection.execute(query)]
+
+    def window(self: _Store, dataset: str, before: date, *, partition: str = "") -> list[LoadInfo]:
+        """The current loads of ``dataset`` with a logical date before ``before``, most recent first."""
+        with self._transaction() as connection:
+            query = (
+                sa.select(
+                    schema.loads.c.id,
+                    schema.loads.c.logical_date,
+                    schema.loads.c.logical_time,
+                    schema.loads.c.row_count,
+                )
+                .select_from(schema.loads.join(schema.datasets))
+                .where(
+                    schema.datasets.c.name == dataset,
+                    schema.loads.c.partition == partition,
+                    schema.loads.c.status == "current",
+                    schema.loads.c.logical_date < before,
+                )
+                .order_by(schema.loads.c.logical_date.desc(), schema.loads.c.id.desc())
+            )
+            return [
+                LoadInfo(int(r.id), r.logical_date, r.logical_time, r.row_count)
+                for r in connection.execute(query)
+            ]
+
+    def load_metrics(
+        self: _Store, load_ids: Sequence[int]
+    ) -> dict[int, dict[tuple[str, str, str], float | None]]:
+        """The metrics of several loads at once: load id → {(entity, instance, name): value}."""
+        found: dict[int, dict[tuple[str, str, str], float | None]] = {load: {} for load in load_ids}
+        if not load_ids:
+            return found
+        with self._transaction() as connection:
+            rows = connection.execute(
+                sa.select(schema.metrics).where(schema.metrics.c.load_id.in_(list(load_ids)))
+            )
+            for row in rows:
+                found[row.load_id][(row.entity, row.instance, row.name)] = row.value
+        return found
+
+    def load_schema(self: _Store, load_id: int) -> list[tuple[str, str]]:
+        with self._transaction() as connection:
+            rows = connection.execute(
+                sa.select(schema.load_columns.c.name, schema.load_columns.c.type)
+                .where(schema.load_columns.c.load_id == load_id)
+                .order_by(schema.load_columns.c.position)
+            )
+            return [(row.name, row.type) for row in rows]
+
+    def save_judgements(self: _Store, load_id: int, judgements: Sequence[Judgement]) -> None:
+        """Record what a load was judged against (replacing an earlier judgement of it)."""
+        with self._transaction() as connection:
+            self._require_load(connection, load_id)
+            connection.execute(sa.delete(schema.judgements).where(schema.judgements.c.load_id == load_id))
+            if judgements:
+                connection.execute(
+                    sa.insert(schema.judgements),
+                    [
+                        {
+                            "load_id": load_id,
+                            "column": j.column,
+                            "kind": j.kind,
+                            "observed": _finite(j.observed),
+                            "low": _finite(j.low),
+                            "high": _finite(j.high),
+                            "severity": j.severity,
+                            "message": j.message,
+                            "detail": dict(j.detail) if j.detail is not None else None,
+                        }
+                        for j in judgements
+                    ],
+                )
+
+    def judgements(
+        self: _Store, dataset: str, *, column: str | None = None, kind: str | None = None
+    ) -> list[tuple[LoadInfo, Judgement]]:
+        """The judgements of a dataset's current loads, oldest load first."""
+        with self._transaction() as connection:
+            query = (
+                sa.select(
+                    schema.loads.c.id,
+                    schema.loads.c.logical_date,
+                    schema.loads.c.logical_time,
+                    schema.loads.c.row_count,
+                    schema.judgements,
+                )
+                .select_from(schema.judgements.join(schema.loads).join(schema.datasets))
+                .where(schema.datasets.c.name == dataset, schema.loads.c.status == "current")
+                .order_by(schema.loads.c.logical_date, schema.loads.c.id)
+            )
+            if column is not None:
+                query = query.where(schema.judgements.c.column == column)
+            if kind is not None:
+                query = query.where(schema.judgements.c.kind == kind)
+            return [
+                (
+                    LoadInfo(int(r.id), r.logical_date, r.logical_time, r.row_count),
+                    Judgement(r.column, r.kind, r.observed, r.low, r.high, r.severity, r.message, r.detail),
+                )
+                for r in connection.execute(query)
+            ]
+
+    # --- decisions -------------------------------------------------------------------------
+
+    def open_decision(
+        self: _Store, dataset: str, column: str, value: str, rows: int, load_id: int | None
+    ) -> int:
+        """Open a decision on a new value (or add rows to the pending one); returns its id."""
+        with self._transaction() as connection:
+            dataset_id = self._ensure_dataset(connection, dataset)
+            found = connection.execute(
+                sa.select(schema.decisions.c.id, schema.decisions.c.status).where(
+                    schema.decisions.c.dataset_id == dataset_id,
+                    schema.decisions.c.column == column,
+                    schema.decisions.c.value == value,
+                )
+            ).first()
+            if found is not None:
+                if found.status == "pending":
+                    connection.execute(
+                        sa.update(schema.decisions)
+                        .where(schema.decisions.c.id == found.id)
+                        .values(rows=schema.decisions.c.rows + rows)
+                    )
+                return int(found.id)
+            inserted = connection.execute(
+                sa.insert(schema.decisions).returning(schema.decisions.c.id),
+                {
+                    "dataset_id": dataset_id,
+                    "column": column,
+                    "value": value,
+                    "status": "pending",
+                    "rows": rows,
+                    "first_load_id": load_id,
+                    "opened_at": utcnow(),
+                },
+            )
+            return int(inserted.scalar_one())
+
+    def decisions(self: _Store, dataset: str | None = None, status: str | None = None) -> list[Decision]:
+        with self._transaction() as connection:
+            query = (
+                sa.select(
+                    schema.decisions, schema.datasets.c.name.label("dataset"), schema.loads.c.logical_date
+                )
+                .select_from(
+                    schema.decisions.join(schema.datasets).outerjoin(
+                        schema.loads, schema.loads.c.id == schema.decisions.c.first_load_id
+                    )
+                )
+                .order_by(schema.decisions.c.id)
+            )
+            if dataset is not None:
+                query = query.where(schema.datasets.c.name == dataset)
+            if status is not None:
+                query = query.where(schema.decisions.c.status == status)
+            return [_decision(row) for row in connection.execute(query)]
+
+    def decision(self: _Store, decision_id: int) -> Decision:
+        with self._transaction() as connection:
+            row = connection.execute(
+                sa.select(
+                    schema.decisions, schema.datasets.c.name.label("dataset"), schema.loads.c.logical_date
+                )
+                .select_from(
+                    schema.decisions.join(schema.datasets).outerjoin(
+                        schema.loads, schema.loads.c.id == schema.decisions.c.first_load_id
+                    )
+                )
+                .where(schema.decisions.c.id == decision_id)
+            ).first()
+            if row is None:
+                raise ConfigError(f"there is no decision {decision_id}; `assay decisions list` shows them")
+            return _decision(row)
+
+    def decide(self: _Store, decision_id: int, status: str, *, by: str, note: str | None = None) -> Decision:
+        """Accept or reject a pending decision, recording who and when.
+
+        >>> from assay.store import MetricStore
+        >>> with MetricStore.open("sqlite://") as store:
+        ...     d = store.open_decision("trades", "venue", "XNEW", 12, None)
+        ...     store.decide(d, "accepted", by="ana").status
+        'accepted'
+        """
+        if status not in ("accepted", "rejected"):
+            raise ConfigError(f"a decision is 'accepted' or 'rejected', not {status!r}")
+        current = self.decision(decision_id)
+        if current.status != "pending":
+            when = (
+                current.decided_at.strftime("%Y-%m-%d %H:%M UTC") if current.decided_at else "an unknown time"
+            )
+            raise ConfigError(
+                f"decision {decision_id} was already {current.status} by {current.decided_by} at {when}"
+            )
+        with self._transaction() as connection:
+            connection.execute(
+                sa.update(schema.decisions)
+                .where(schema.decisions.c.id == decision_id)
+                .values(status=status, decided_by=by, decided_at=utcnow(), note=note)
+            )
+        return self.decision(decision_id)
+
+    def decision_status(self: _Store, dataset: str, column: str) -> dict[str, str]:
+        """value → status of every decision on a column."""
+        with self._transaction() as connection:
+            rows = connection.execute(
+                sa.select(schema.decisions.c.value, schema.decisions.c.status)
+                .select_from(schema.decisions.join(schema.datasets))
+                .where(schema.datasets.c.name == dataset, schema.decisions.c.column == column)
+            )
+            return {row.value: row.status for row in rows}
+
+
+def _decision(row: Any) -> Decision:
+    return Decision(
+        int(row.id),
+        row.dataset,
+        row.column,
+        row.value,
+        row.status,
+        int(row.rows),
+        row.opened_at,
+        row.decided_at,
+        row.decided_by,
+        row.note,
+        row.logical_date,
+    )
+
+
+def _finite(value: float | None) -> float | None:
+    if value is None or value != value or value in (float("inf"), float("-inf")):
+        return None
+    return float(value)
+
+
+def refresh_after(connection: Connection, dataset_id: int, load_ids: Sequence[int]) -> None:
+    """Recompute the value sets of the values these loads held, after their status changed."""
+    rows = connection.execute(
+        sa.select(schema.load_values.c.column, schema.load_values.c.value).where(
+            schema.load_values.c.load_id.in_(list(load_ids))
+        )
+    )
+    _refresh_value_sets(connection, dataset_id, [(str(row.column), str(row.value)) for row in rows])
+
+
+def _refresh_value_sets(connection: Connection, dataset_id: int, pairs: Sequence[tuple[str, str]]) -> None:
+    """Recompute the value-set rows of these (column, value) pairs from the current loads that
+    hold them: a load saved, replaced or rejected changes where a value was first and last seen."""
+    for column, chunk in _by_column(pairs):
+        holders = (
+            sa.select(
+                schema.load_values.c.value,
+                schema.loads.c.id,
+                schema.loads.c.logical_date,
+                schema.loads.c.logical_time,
+            )
+            .select_from(schema.load_values.join(schema.loads))
+            .where(
+                schema.loads.c.dataset_id == dataset_id,
+                schema.loads.c.status == "current",
+                schema.load_values.c.column == column,
+                schema.load_values.c.value.in_(chunk),
+            )
+        )
+        seen: dict[str, list[tuple[Any, int]]] = {}
+        for row in connection.execute(holders):
+            seen.setdefault(row.value, []).append(
+                ((row.logical_date or row.logical_time.date(), row.logical_time), row.id)
+            )
+        connection.execute(
+            sa.delete(schema.value_sets).where(
+                schema.value_sets.c.dataset_id == dataset_id,
+                schema.value_sets.c.column == column,
+                schema.value_sets.c.value.in_(chunk),
+            )
+        )
+        rows = []
+        for value, loads in seen.items():
+            loads.sort()
+            (first_key, first_id), (last_key, last_id) = loads[0], loads[-1]
+            rows.append(
+                {
+                    "dataset_id": dataset_id,
+                    "column": column,
+                    "value": value,
+                    "first_load_id": first_id,
+                    "last_load_id": last_id,
+                    "first_date": first_key[0],
+                    "last_date": last_key[0],
+                }
+            )
+        if rows:
+            connection.execute(sa.insert(schema.value_sets), rows)
+
+
+def _by_column(pairs: Sequence[tuple[str, str]], size: int = 500) -> Iterator[tuple[str, list[str]]]:
+    grouped: dict[str, list[str]] = {}
+    for column, value in pairs:
+        grouped.setdefault(column, []).append(value)
+    for column, values in grouped.items():
+        for start in range(0, len(values), size):
+            yield column, values[start : start + size]
