@@ -194,10 +194,19 @@ def profile(
     engine = engine or DuckDBEngine()
     try:
         table = register(engine, "__load", data)
-        load = measure(engine, table.name, list(table.columns), config.categorical)
+        # A column profiled as categorical before stays so, if today's load is not mostly new
+        # values: a small load must not hide a new value because it has few rows per value.
+        sticky = sorted(store.categorical_columns(dataset) - set(config.categorical)) if store else []
+        load = measure(engine, table.name, list(table.columns), [*config.categorical, *sticky])
         result = ProfileResult(dataset, load_date, load, queries=engine.queries)
         if store is None:
             return result
+        for column in load.columns:
+            if column.name in sticky and column.values is not None:
+                known = store.value_set(dataset, column.name)
+                fresh = sum(1 for value in column.values if value not in known)
+                if fresh > max(10, (column.rows - column.nulls) // 2):
+                    column.values = None  # mostly never-seen values: an id, not a category
         earlier = store.load_for_date(dataset, load_date)
         path = table.path
         result.load_id = store.create_load(
@@ -235,19 +244,31 @@ def _judge(store: MetricStore, result: ProfileResult, window: drift.Window, conf
         judge.null_rate(column)
         judge.range(column)
         if column.values is not None and loads:
-            known = store.value_set(result.dataset, column.name, before=result.load_date)
+            seen = store.value_set(result.dataset, column.name, before=result.load_date)
             status = store.decision_status(result.dataset, column.name)
-            judge.new_values(column, known, status)
+            judge.new_values(column, seen, status)
     store.save_judgements(result.load_id, result.judgements)
+    # the rows a load date brings to a decision are counted once, however often it is profiled
+    source = f"profile:{result.load_date.isoformat()}"
     for alert in result.alerts:
         if alert.kind == "new_value" and alert.column is not None:
             for item in alert.values or []:
                 if item.get("decision") == "pending":
                     result.decisions.append(
                         store.open_decision(
-                            result.dataset, alert.column, item["value"], item["count"], result.load_id
+                            result.dataset,
+                            alert.column,
+                            item["value"],
+                            item["count"],
+                            result.load_id,
+                            source=source,
                         )
                     )
+    for column_name, value, count in judge.waiting:
+        result.decisions.append(
+            store.open_decision(result.dataset, column_name, value, count, result.load_id, source=source)
+        )
+    store.settle_decisions(result.dataset, source, keep=result.decisions)
 
 
 class _Judge:
@@ -264,6 +285,7 @@ class _Judge:
         self.loads = loads
         self.metrics = metrics
         self.config = config
+        self.waiting: list[tuple[str, str, int]] = []  # (column, value, rows) of pending values seen before
 
     def _series(self, entity: str, instance: str, name: str) -> list[float | None]:
         return [self.metrics[load.id].get((entity, instance, name)) for load in self.loads]
@@ -344,15 +366,24 @@ class _Judge:
     def null_rate(self, column: ColumnProfile) -> None:
         rows = self._series("Dataset", "*", "RowCount")
         nulls = self._series("Column", column.name, "NullCount")
-        pairs = [
-            (int(r), int(n)) for r, n in zip(rows, nulls, strict=True) if r is not None and n is not None
+        present = [
+            i for i, (r, n) in enumerate(zip(rows, nulls, strict=True)) if r is not None and n is not None
         ]
+        pairs = [(int(rows[i] or 0), int(nulls[i] or 0)) for i in present]
         activity_name = self.config.null_rate.conditioned.get(column.name)
         activity = today = None
         if activity_name:
-            activity, today = self._activity(activity_name, pairs, rows)
+            # over the same loads as the counts: a column added later has a shorter history
+            series, today = self._activity(activity_name)
+            activity = [series[i] for i in present]
+            if today is None or any(a is None for a in activity):
+                activity = today = None
         band = drift.null_rate_band(
-            [r for r, _ in pairs], [n for _, n in pairs], column.rows, activity, today
+            [r for r, _ in pairs],
+            [n for _, n in pairs],
+            column.rows,
+            None if activity is None else [float(a) for a in activity if a is not None],
+            today,
         )
         observed = column.null_rate
         if band is None:
@@ -383,11 +414,10 @@ class _Judge:
             detail={"model": band.model, "hard": list(band.hard)},
         )
 
-    def _activity(
-        self, name: str, pairs: list[tuple[int, int]], rows: list[float | None]
-    ) -> tuple[list[float] | None, float | None]:
+    def _activity(self, name: str) -> tuple[list[float | None], float | None]:
+        """The activity series over the window (one entry per load) and today's activity."""
         if name == "row_count":
-            return [float(r) for r, _ in pairs], float(self.result.profile.rows)
+            return self._series("Dataset", "*", "RowCount"), float(self.result.profile.rows)
         parts = name.split(".")
         if len(parts) < 3 or parts[0] not in ("Dataset", "Column"):
             raise ConfigError(
@@ -395,46 +425,74 @@ class _Judge:
                 "or a metric of the load such as Column.qty.Maximum"
             )
         entity, instance, metric = parts[0], ".".join(parts[1:-1]), parts[-1]
-        series = self._series(entity, instance, metric)
         today = self.result.profile.metrics()
         value = next(
             (v for k, v in today.items() if (k.entity, k.instance, k.name) == (entity, instance, metric)),
             None,
         )
-        if value is None or any(v is None for v in series):
-            return None, None
-        return [float(v) for v in series if v is not None], value
+        return self._series(entity, instance, metric), value
 
     def range(self, column: ColumnProfile) -> None:
+        """Numbers against the window's extremes. Dates and timestamps move forward with the
+        loads, so they are judged as offsets from each load's own date (a daily file's event
+        times lie within a day or two of it; a value years away is the alert)."""
         if not (column.kind.numeric or column.kind.temporal):
             return
-        band = drift.range_band(
-            self._series("Column", column.name, "Minimum"), self._series("Column", column.name, "Maximum")
-        )
         metrics = self.result.profile.metrics()
         low = metrics.get(_key(column.name, "Minimum"))
         high = metrics.get(_key(column.name, "Maximum"))
+        minimums = self._series("Column", column.name, "Minimum")
+        maximums = self._series("Column", column.name, "Maximum")
+        unit = None
+        if column.kind.temporal and low is not None and high is not None:
+            unit = 86400.0 if isinstance(column.minimum, datetime) else 1.0
+            dates = [load.logical_date for load in self.loads]
+            if any(d is None for d in dates):
+                return
+            origins = [_days(d) * unit for d in dates if d is not None]
+            minimums = [None if v is None else v - o for v, o in zip(minimums, origins, strict=True)]
+            maximums = [None if v is None else v - o for v, o in zip(maximums, origins, strict=True)]
+            today = _days(self.result.load_date) * unit
+            low, high = low - today, high - today
+        band = drift.range_band(minimums, maximums)
         if band is None or low is None or high is None:
             return
         outside = low < band[0] or high > band[1]
-        message = (
-            f"range {column.minimum} to {column.maximum}; expected within {fmt(band[0])} to {fmt(band[1])}"
-        )
+        if unit is None:
+            expected = f"within {fmt(band[0])} to {fmt(band[1])}"
+        else:
+            per = "days" if unit == 1.0 else "seconds"
+            expected = f"{fmt(band[0])} to {fmt(band[1])} {per} from the load date"
+        message = f"range {column.minimum} to {column.maximum}; expected {expected}"
+        observed = high if high > band[1] else low
         self._record(
-            column.name, "range", high if high > band[1] else low, band, "soft" if outside else None, message
+            column.name,
+            "range",
+            observed,
+            band,
+            "soft" if outside else None,
+            message,
+            detail=None if unit is None else {"relative_to_load_date": True, "unit_seconds": unit},
         )
 
-    def new_values(self, column: ColumnProfile, known: Mapping[str, Any], status: Mapping[str, str]) -> None:
+    def new_values(self, column: ColumnProfile, seen: Mapping[str, Any], status: Mapping[str, str]) -> None:
+        """A value no earlier load held is an alert, and opens a decision. A value that an earlier
+        load brought and that still waits on its decision is not alerted again: its rows are
+        added to the decision (``waiting``). A rejected value is a hard alert every time."""
         assert column.values is not None
         fresh = []
         for value, count in sorted(column.values.items(), key=lambda item: (-item[1], item[0])):
             decided = status.get(value)
-            # a rejected value stays unwelcome even though the load that brought it is stored
-            if decided != "rejected" and (value in known or decided == "accepted"):
+            if decided == "accepted" or (value in seen and decided is None):
+                continue
+            if value in seen and decided == "pending":
+                self.waiting.append((column.name, value, count))
                 continue
             fresh.append({"value": value, "count": count, "decision": decided or "pending"})
+        waiting = [f"{value} ({count} rows)" for name, value, count in self.waiting if name == column.name]
+        pending = f"; still waiting on a decision: {', '.join(waiting)}" if waiting else ""
         if not fresh:
-            self._record(column.name, "new_value", 0.0, None, None, "no new value", values=[])
+            self._record(column.name, "new_value", 0.0, None, None, f"no new value{pending}", values=[])
             return
         rejected = [f for f in fresh if f["decision"] == "rejected"]
         severity = "hard" if rejected else "soft"
@@ -443,7 +501,13 @@ class _Judge:
         message = f"{len(fresh)} value(s) never seen before: {shown}{more}"
         if rejected:
             message += f"; {len(rejected)} of them rejected before"
-        self._record(column.name, "new_value", float(len(fresh)), None, severity, message, values=fresh)
+        self._record(
+            column.name, "new_value", float(len(fresh)), None, severity, message + pending, values=fresh
+        )
+
+
+def _days(day: date) -> float:
+    return float((day - date(1970, 1, 1)).days)
 
 
 def _key(column: str, name: str) -> MetricKey:
@@ -499,8 +563,11 @@ def history(
     for load in loads:
         j = judged.get(load.id)
         low, high = (j.low, j.high) if j else (None, None)
-        if j and kind == "range":  # the range band bounds both the minimum and the maximum
-            low, high = j.low, j.high
+        relative = j.detail.get("unit_seconds") if j and j.detail else None
+        if relative and load.logical_date is not None:  # a date band is kept relative to the load
+            origin = _days(load.logical_date) * float(relative)
+            low = None if low is None else low + origin
+            high = None if high is None else high + origin
         points.append(
             Point(
                 load.logical_date,

@@ -218,3 +218,78 @@ def test_one_incident_does_not_widen_the_band_for_the_next_loads(store: MetricSt
         run(store, trades(1000, seed=i, nulls=0.03), i)
     points = history(store, "trades", column="fill")
     assert points[-1].high is not None and points[-1].high < 0.06
+
+
+def test_the_conditioned_band_leaves_out_past_incidents_too() -> None:
+    """An incident in the window widens neither band; a never-null column stays zero-width even
+    when its band is configured as conditioned."""
+    rows = [1000] * 20
+    nulls = [5, 4, 6, 5, 5, 4, 6, 5, 100, 5, 4, 6, 5, 5, 4, 6, 5, 5, 4, 6]
+    activity = [random.Random(i).random() for i in range(20)]
+    plain = drift.null_rate_band(rows, nulls, 1000)
+    conditioned = drift.null_rate_band(rows, nulls, 1000, activity, 0.5)
+    assert plain is not None and conditioned is not None and conditioned.model == "conditioned"
+    assert plain.severity(0.02) == conditioned.severity(0.02) == "hard"
+    assert conditioned.hard[1] < 0.02
+    once = drift.null_rate_band(rows, [0] * 19 + [20], 1000, activity, 0.5)
+    assert once is not None and once.model == "zero" and once.severity(0.001) == "hard"
+
+
+def test_a_conditioned_column_added_later(store: MetricStore) -> None:
+    """The activity series is taken over the loads that have the column, not the whole window."""
+    config = DatasetConfig.model_validate({"null_rate": {"conditioned": {"fill": "Column.qty.Maximum"}}})
+    for i in range(5):
+        profile(pa.table({"qty": [i, 2 * i]}), dataset="trades", load_date=day(i), store=store, config=config)
+    for i in range(5, 16):
+        table = pa.table({"qty": [i, 2 * i, 3], "fill": [1, None if i % 2 else 2, 3]})
+        result = profile(table, dataset="trades", load_date=day(i), store=store, config=config)
+    (judged,) = [j for j in result.judgements if (j.kind, j.column) == ("null_rate", "fill")]
+    assert judged.detail is not None and judged.detail["model"] == "conditioned"
+
+
+def test_profiling_a_date_again_counts_its_rows_once(store: MetricStore) -> None:
+    for i in range(7):
+        run(store, trades(seed=i), i)
+    for _ in range(3):
+        result = profile(
+            trades(seed=7, venues=("XLON", "XNEW", "XNEW", "XNEW")),
+            dataset="trades",
+            load_date=day(7),
+            store=store,
+        )
+    (decision,) = store.decisions("trades")
+    assert decision.rows == 150 and result.decisions == [decision.id]
+    # the vendor corrects the file: the value was never really there, and its decision goes
+    profile(trades(seed=7), dataset="trades", load_date=day(7), store=store)
+    assert store.decisions("trades") == []
+
+
+def test_a_category_stays_a_category_in_a_small_load(store: MetricStore) -> None:
+    codes = [f"C{i:02d}" for i in range(16)]
+    for i in range(7):
+        profile(pa.table({"carrier": codes * 50}), dataset="flights", load_date=day(i), store=store)
+    small = pa.table({"carrier": [*codes[:15], "NEW", *codes[:4]]})
+    result = profile(small, dataset="flights", load_date=day(7), store=store)
+    assert [a.values for a in result.alerts if a.kind == "new_value"] == [
+        [{"value": "NEW", "count": 1, "decision": "pending"}]
+    ]
+    # but a column that turns into mostly new values is an id now, not a flood of decisions
+    ids = pa.table({"carrier": [f"ID{i}" for i in range(800)]})
+    later = profile(ids, dataset="flights", load_date=day(8), store=store)
+    assert [a for a in later.alerts if a.kind == "new_value"] == []
+    assert later.profile.column("carrier").values is None
+
+
+def test_dates_are_judged_relative_to_the_load_date(store: MetricStore) -> None:
+    """Event dates move forward with the loads: no range alert for that, but a date years away is."""
+    for i in range(10):
+        when = day(i)
+        table = pa.table({"event_date": [when - timedelta(days=1), when]})
+        assert [a for a in profile(table, dataset="events", load_date=when, store=store).alerts] == []
+    late = pa.table({"event_date": [day(10) - timedelta(days=1), date(2031, 1, 1)]})
+    (alert,) = profile(late, dataset="events", load_date=day(10), store=store).alerts
+    assert (alert.kind, alert.column, alert.severity) == ("range", "event_date", "soft")
+    assert "from the load date" in alert.message
+    points = history(store, "events", column="event_date", metric="Maximum")
+    assert points[-1].high is not None and points[-1].high < (date(2031, 1, 1) - date(1970, 1, 1)).days
+    assert points[-1].low is not None and points[-1].low > (day(0) - date(1970, 1, 1)).days

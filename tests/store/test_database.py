@@ -29,6 +29,7 @@ TABLES = {
     "value_sets",
     "judgements",
     "decisions",
+    "decision_sources",
 }
 MAY_1 = datetime(2024, 5, 1, tzinfo=UTC)
 

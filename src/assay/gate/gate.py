@@ -473,7 +473,7 @@ class Gate:
         candidates = batch.typed.filter(
             pc.invert(pc.is_in(batch.typed.column(ROW), pa.array(sorted(reasons), pa.int64())))
         )
-        found = holds.find(self.store, opts.table, self.domain, candidates)
+        found = holds.find(self.store, opts.table, self.domain, candidates, source=f"gate:{self.run_id}")
         for row, why in found.rejected.items():
             for message in why:
                 fail(row, "domain", message)

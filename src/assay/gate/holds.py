@@ -51,15 +51,16 @@ def domain_columns(workspace: Workspace, table: str) -> list[str]:
     return load_config(path).domain_columns if path.exists() else []
 
 
-def find(store: MetricStore, table: str, columns: list[str], rows: pa.Table) -> Holds:
-    """The rows (typed, with ``__row``) that carry an undecided or rejected never-seen value."""
+def find(store: MetricStore, table: str, columns: list[str], rows: pa.Table, *, source: str) -> Holds:
+    """The rows (typed, with ``__row``) that carry an undecided or rejected never-seen value.
+    ``source`` (the gate run) is where the decisions it opens say their rows came from."""
     holds = Holds()
     for column in columns:
         if column not in rows.column_names:
             raise ConfigError(f"checks/{table}.yaml: domain column '{column}' is not a column of the table")
-        known = store.value_set(table, column)
-        if not known:
+        if not store.value_set(table, column):
             continue  # no committed history: this batch teaches the column its domain
+        known = store.known_values(table, column)
         status = store.decision_status(table, column)
         values = pc.cast(rows.column(column), pa.string()).to_pylist()
         positions: dict[str, list[int]] = defaultdict(list)
@@ -73,7 +74,7 @@ def find(store: MetricStore, table: str, columns: list[str], rows: pa.Table) -> 
                         f"{column} '{value}' was rejected as a value of {column}"
                     )
                 continue
-            decision = store.open_decision(table, column, value, len(found), None)
+            decision = store.open_decision(table, column, value, len(found), None, source=source)
             holds.decisions.add(decision)
             for row in found:
                 holds.waits.setdefault(row, []).append(decision)

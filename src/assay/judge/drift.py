@@ -108,27 +108,36 @@ def null_rate_band(
     pairs = [(n, x) for n, x in zip(rows, nulls, strict=True) if n]
     if len(pairs) < MIN_HISTORY or today_rows <= 0:
         return None
+    kept = _trimmed(pairs)
+    total_rows = sum(n for n, _ in kept)
+    total_nulls = sum(x for _, x in kept)
+    if total_nulls == 0:  # never null (past incidents aside): any null today is a hard alert
+        return Band(0.0, (0.0, 0.0), (0.0, 0.0), 0.0, "zero")
     if activity is not None and today_activity is not None and len(pairs) >= MIN_CONDITIONED:
         conditioned = _conditioned(rows, nulls, activity, today_rows, today_activity)
         if conditioned is not None:
             return conditioned
-    pairs = _trimmed(pairs)
-    total_rows = sum(n for n, _ in pairs)
-    total_nulls = sum(x for _, x in pairs)
-    if total_nulls == 0:
-        return Band(0.0, (0.0, 0.0), (0.0, 0.0), 0.0, "zero")
     pooled = total_nulls / total_rows
-    rates = [x / n for n, x in pairs]
-    sampling = statistics.fmean(pooled * (1 - pooled) / n for n, _ in pairs)
+    rates = [x / n for n, x in kept]
+    sampling = statistics.fmean(pooled * (1 - pooled) / n for n, _ in kept)
     tau2 = max(0.0, statistics.variance(rates) - sampling)
     sigma = math.sqrt(pooled * (1 - pooled) / today_rows + tau2)
+    return _band(pooled, sigma, "plain")
+
+
+def _band(expected: float, sigma: float, model: str) -> Band:
     return Band(
-        pooled,
-        _clamp(pooled - SOFT_SIGMAS * sigma, pooled + SOFT_SIGMAS * sigma),
-        _clamp(pooled - HARD_SIGMAS * sigma, pooled + HARD_SIGMAS * sigma),
+        expected,
+        _clamp(expected - SOFT_SIGMAS * sigma, expected + SOFT_SIGMAS * sigma),
+        _clamp(expected - HARD_SIGMAS * sigma, expected + HARD_SIGMAS * sigma),
         sigma,
-        "plain",
+        model,
     )
+
+
+def _outside(deviation: float, sigma: float) -> bool:
+    """Whether a deviation is more than HARD_SIGMAS robust deviations from the centre."""
+    return abs(deviation) > HARD_SIGMAS * sigma if sigma > 0 else deviation != 0
 
 
 def _trimmed(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -140,12 +149,45 @@ def _trimmed(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
     rates = [x / n for n, x in pairs]
     centre = statistics.median(rates)
     spread = 1.4826 * statistics.median(abs(r - centre) for r in rates)
-    kept = []
-    for (n, x), rate in zip(pairs, rates, strict=True):
-        sigma = math.sqrt(spread**2 + centre * (1 - centre) / n)
-        if (sigma == 0 and rate == centre) or (sigma > 0 and abs(rate - centre) <= HARD_SIGMAS * sigma):
-            kept.append((n, x))
+    kept = [
+        (n, x)
+        for (n, x), rate in zip(pairs, rates, strict=True)
+        if not _outside(rate - centre, math.sqrt(spread**2 + centre * (1 - centre) / n))
+    ]
     return kept if len(kept) >= 2 * len(pairs) / 3 else pairs
+
+
+@dataclass(frozen=True)
+class _Line:
+    """A weighted least-squares line of the null rate on activity, with its residual variance."""
+
+    intercept: float
+    slope: float
+    tau2: float
+    mean: float  # of the activity, unweighted: for the line's own uncertainty at today's activity
+    spread: float  # sum of squared deviations of the activity from ``mean``
+    points: int
+
+    def predict(self, activity: float) -> float:
+        return min(1.0, max(0.0, self.intercept + self.slope * activity))
+
+
+def _fit(points: Sequence[tuple[float, float, int]]) -> _Line | None:
+    weight = sum(n for _, _, n in points)
+    mean_a = sum(a * n for a, _, n in points) / weight
+    mean_p = sum(p * n for _, p, n in points) / weight
+    sxx = sum(n * (a - mean_a) ** 2 for a, _, n in points)
+    if sxx <= 0:
+        return None
+    slope = sum(n * (a - mean_a) * (p - mean_p) for a, p, n in points) / sxx
+    intercept = mean_p - slope * mean_a
+    line = _Line(intercept, slope, 0.0, 0.0, 0.0, len(points))
+    residuals = [p - line.predict(a) for a, p, _ in points]
+    sampling = statistics.fmean(line.predict(a) * (1 - line.predict(a)) / n for a, _, n in points)
+    tau2 = max(0.0, sum(r * r for r in residuals) / max(1, len(points) - 2) - sampling)
+    plain_mean = statistics.fmean(a for a, _, _ in points)
+    spread = sum((a - plain_mean) ** 2 for a, _, _ in points)
+    return _Line(intercept, slope, tau2, plain_mean, spread, len(points))
 
 
 def _conditioned(
@@ -155,38 +197,29 @@ def _conditioned(
     today_rows: int,
     today_activity: float,
 ) -> Band | None:
+    """The conditioned band. Like the plain one, it leaves out loads far from the rest (here: far
+    from the line, by their residual), then fits again on the loads it kept."""
     points = [(a, x / n, n) for n, x, a in zip(rows, nulls, activity, strict=True) if n and a is not None]
     if len(points) < MIN_CONDITIONED:
         return None
-    weight = sum(n for _, _, n in points)
-    mean_a = sum(a * n for a, _, n in points) / weight
-    mean_p = sum(p * n for _, p, n in points) / weight
-    sxx = sum(n * (a - mean_a) ** 2 for a, _, n in points)
-    if sxx <= 0:
+    line = _fit(points)
+    if line is None:
         return None
-    slope = sum(n * (a - mean_a) * (p - mean_p) for a, p, n in points) / sxx
-    intercept = mean_p - slope * mean_a
-
-    def predict(a: float) -> float:
-        return min(1.0, max(0.0, intercept + slope * a))
-
-    residuals = [p - predict(a) for a, p, _ in points]
-    sampling = statistics.fmean(predict(a) * (1 - predict(a)) / n for a, _, n in points)
-    dof = max(1, len(points) - 2)
-    tau2 = max(0.0, sum(r * r for r in residuals) / dof - sampling)
-    expected = predict(today_activity)
+    residuals = [p - line.predict(a) for a, p, _ in points]
+    centre = statistics.median(residuals)
+    spread = 1.4826 * statistics.median(abs(r - centre) for r in residuals)
+    kept = [
+        (a, p, n)
+        for (a, p, n), r in zip(points, residuals, strict=True)
+        if not _outside(r - centre, math.sqrt(spread**2 + line.predict(a) * (1 - line.predict(a)) / n))
+    ]
+    if len(points) > len(kept) >= max(MIN_CONDITIONED, 2 * len(points) / 3):
+        line = _fit(kept) or line
+    expected = line.predict(today_activity)
     # the uncertainty of the line itself, which grows away from the activity the window has seen
-    plain_mean = statistics.fmean(a for a, _, _ in points)
-    spread = sum((a - plain_mean) ** 2 for a, _, _ in points)
-    leverage = 1 / len(points) + (today_activity - plain_mean) ** 2 / spread
-    sigma = math.sqrt(expected * (1 - expected) / today_rows + tau2 * (1 + leverage))
-    return Band(
-        expected,
-        _clamp(expected - SOFT_SIGMAS * sigma, expected + SOFT_SIGMAS * sigma),
-        _clamp(expected - HARD_SIGMAS * sigma, expected + HARD_SIGMAS * sigma),
-        sigma,
-        "conditioned",
-    )
+    leverage = 1 / line.points + (today_activity - line.mean) ** 2 / line.spread
+    sigma = math.sqrt(expected * (1 - expected) / today_rows + line.tau2 * (1 + leverage))
+    return _band(expected, sigma, "conditioned")
 
 
 def volume_band(row_counts: Sequence[float]) -> anomaly.Band | None:

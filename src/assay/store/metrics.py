@@ -15,7 +15,7 @@ of scanning old data again. Every method that writes runs in one transaction.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import date, datetime
 from pathlib import Path
@@ -23,7 +23,6 @@ from types import TracebackType
 from typing import Any, Self
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
@@ -228,7 +227,7 @@ class MetricStore(ProfileRecords):
             self._require_load(connection, load_id)
             if not rows:
                 return
-            upsert = _UPSERTS[connection.dialect.name](schema.metrics)
+            upsert = schema.UPSERTS[connection.dialect.name](schema.metrics)
             connection.execute(
                 upsert.on_conflict_do_update(
                     index_elements=[
@@ -425,7 +424,7 @@ class MetricStore(ProfileRecords):
         if not name or len(name) > schema.DATASET_NAME_LENGTH:
             raise ConfigError(f"dataset name {name!r} must have 1 to {schema.DATASET_NAME_LENGTH} characters")
         # Insert-or-nothing, then read: two processes registering the same dataset both succeed.
-        insert = _UPSERTS[connection.dialect.name](schema.datasets)
+        insert = schema.UPSERTS[connection.dialect.name](schema.datasets)
         connection.execute(
             insert.on_conflict_do_nothing(index_elements=[schema.datasets.c.name]), {"name": name}
         )
@@ -440,13 +439,6 @@ class MetricStore(ProfileRecords):
         if dataset_id is None:
             raise ConfigError(f"metric store {self.url} has no load with id {load_id}")
         return int(dataset_id)
-
-
-# Both dialects spell "insert ... on conflict" the same way; Core has no portable form of it.
-_UPSERTS: dict[str, Callable[[sa.Table], sqlite.Insert | postgresql.Insert]] = {
-    "sqlite": sqlite.insert,
-    "postgresql": postgresql.insert,
-}
 
 
 def _finite_or_none(value: float | None, *, allow_infinite: bool) -> float | None:

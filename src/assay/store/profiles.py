@@ -6,6 +6,7 @@ the store's ``_transaction``, ``_ensure_dataset`` and ``_require_load`` helpers.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from sqlalchemy.engine import Connection
 
 from assay.errors import ConfigError
 from assay.store import schema
-from assay.store.schema import utcnow
+from assay.store.schema import UPSERTS, utcnow
 
 DECISION_STATUSES = ("pending", "accepted", "rejected")
 
@@ -69,6 +70,12 @@ class _Store(Protocol):
     def _require_load(self, connection: Connection, load_id: int) -> int: ...
 
     def decision(self, decision_id: int) -> Decision: ...
+
+    def decision_status(self, dataset: str, column: str) -> dict[str, str]: ...
+
+    def value_set(
+        self, dataset: str, column: str, *, before: date | None = None
+    ) -> dict[str, tuple[date | None, date | None]]: ...
 
 
 class ProfileRecords:
@@ -249,45 +256,128 @@ class ProfileRecords:
     # --- decisions -------------------------------------------------------------------------
 
     def open_decision(
-        self: _Store, dataset: str, column: str, value: str, rows: int, load_id: int | None
+        self: _Store,
+        dataset: str,
+        column: str,
+        value: str,
+        rows: int,
+        load_id: int | None,
+        *,
+        source: str | None = None,
     ) -> int:
-        """Open a decision on a new value (or add rows to the pending one); returns its id."""
+        """Open a decision on a new value, or add rows to the pending one; returns its id.
+
+        ``source`` names where the rows came from (``profile:2026-03-04``, ``gate:<run id>``):
+        the same source coming again replaces its rows instead of adding them. Two processes
+        opening the same decision at once get the same id.
+        """
+        source = source or f"once:{uuid.uuid4().hex}"
         with self._transaction() as connection:
             dataset_id = self._ensure_dataset(connection, dataset)
+            upsert = UPSERTS[connection.dialect.name]
+            connection.execute(
+                upsert(schema.decisions).on_conflict_do_nothing(
+                    index_elements=[
+                        schema.decisions.c.dataset_id,
+                        schema.decisions.c.column,
+                        schema.decisions.c.value,
+                    ]
+                ),
+                {
+                    "dataset_id": dataset_id,
+                    "column": column,
+                    "value": value,
+                    "status": "pending",
+                    "first_load_id": load_id,
+                    "opened_at": utcnow(),
+                },
+            )
             found = connection.execute(
                 sa.select(schema.decisions.c.id, schema.decisions.c.status).where(
                     schema.decisions.c.dataset_id == dataset_id,
                     schema.decisions.c.column == column,
                     schema.decisions.c.value == value,
                 )
-            ).first()
-            if found is not None:
-                if found.status == "pending":
-                    connection.execute(
-                        sa.update(schema.decisions)
-                        .where(schema.decisions.c.id == found.id)
-                        .values(rows=schema.decisions.c.rows + rows)
+            ).one()
+            if found.status == "pending":
+                insert = upsert(schema.decision_sources).values(
+                    decision_id=found.id, source=source, rows=int(rows)
+                )
+                connection.execute(
+                    insert.on_conflict_do_update(
+                        index_elements=[
+                            schema.decision_sources.c.decision_id,
+                            schema.decision_sources.c.source,
+                        ],
+                        set_={"rows": insert.excluded.rows},
                     )
-                return int(found.id)
-            inserted = connection.execute(
-                sa.insert(schema.decisions).returning(schema.decisions.c.id),
-                {
-                    "dataset_id": dataset_id,
-                    "column": column,
-                    "value": value,
-                    "status": "pending",
-                    "rows": rows,
-                    "first_load_id": load_id,
-                    "opened_at": utcnow(),
-                },
+                )
+            return int(found.id)
+
+    def settle_decisions(self: _Store, dataset: str, source: str, keep: Sequence[int]) -> int:
+        """Withdraw ``source``'s rows from the dataset's pending decisions other than ``keep``
+        (the source came again without their value: a load date profiled again from a corrected
+        file). A pending decision left with no source at all is closed; returns how many were."""
+        with self._transaction() as connection:
+            dataset_id = self._ensure_dataset(connection, dataset)
+            pending = sa.select(schema.decisions.c.id).where(
+                schema.decisions.c.dataset_id == dataset_id,
+                schema.decisions.c.status == "pending",
+                schema.decisions.c.id.not_in(list(keep)),
             )
-            return int(inserted.scalar_one())
+            connection.execute(
+                sa.delete(schema.decision_sources).where(
+                    schema.decision_sources.c.source == source,
+                    schema.decision_sources.c.decision_id.in_(pending),
+                )
+            )
+            orphans = pending.where(
+                ~sa.exists().where(schema.decision_sources.c.decision_id == schema.decisions.c.id)
+            )
+            closed = [int(row.id) for row in connection.execute(orphans)]
+            if closed:
+                connection.execute(sa.delete(schema.decisions).where(schema.decisions.c.id.in_(closed)))
+            return len(closed)
+
+    def known_values(
+        self: _Store, dataset: str, column: str, *, before: date | None = None
+    ) -> dict[str, tuple[date | None, date | None]]:
+        """The values of ``column`` that count as known: held by a current load (first seen before
+        ``before`` when given) and not waiting on a decision or rejected by one. A pending value
+        stays new until someone decides it, however many loads bring it.
+
+        >>> from datetime import UTC
+        >>> from assay.store import MetricStore
+        >>> with MetricStore.open("sqlite://") as store:
+        ...     load = store.create_load("t", logical_time=datetime(2024, 5, 1, tzinfo=UTC))
+        ...     store.save_profile(load, [("venue", "VARCHAR")], {"venue": {"XLON": 3, "XNEW": 1}})
+        ...     _ = store.open_decision("t", "venue", "XNEW", 1, load)
+        ...     sorted(store.known_values("t", "venue"))
+        ['XLON']
+        """
+        values = self.value_set(dataset, column, before=before)
+        status = self.decision_status(dataset, column)
+        return {v: seen for v, seen in values.items() if status.get(v, "accepted") == "accepted"}
+
+    def categorical_columns(self: _Store, dataset: str) -> set[str]:
+        """The columns of ``dataset`` that were profiled as categorical in some current load."""
+        with self._transaction() as connection:
+            rows = connection.execute(
+                sa.select(schema.value_sets.c.column)
+                .distinct()
+                .select_from(schema.value_sets.join(schema.datasets))
+                .where(schema.datasets.c.name == dataset)
+            )
+            return {str(row.column) for row in rows}
 
     def decisions(self: _Store, dataset: str | None = None, status: str | None = None) -> list[Decision]:
         with self._transaction() as connection:
             query = (
                 sa.select(
-                    schema.decisions, schema.datasets.c.name.label("dataset"), schema.loads.c.logical_date
+                    schema.decisions,
+                    _ROWS,
+                    schema.datasets.c.name.label("dataset"),
+                    schema.loads.c.logical_date,
                 )
                 .select_from(
                     schema.decisions.join(schema.datasets).outerjoin(
@@ -306,7 +396,10 @@ class ProfileRecords:
         with self._transaction() as connection:
             row = connection.execute(
                 sa.select(
-                    schema.decisions, schema.datasets.c.name.label("dataset"), schema.loads.c.logical_date
+                    schema.decisions,
+                    _ROWS,
+                    schema.datasets.c.name.label("dataset"),
+                    schema.loads.c.logical_date,
                 )
                 .select_from(
                     schema.decisions.join(schema.datasets).outerjoin(
@@ -355,6 +448,14 @@ class ProfileRecords:
                 .where(schema.datasets.c.name == dataset, schema.decisions.c.column == column)
             )
             return {row.value: row.status for row in rows}
+
+
+_ROWS = (
+    sa.select(sa.func.coalesce(sa.func.sum(schema.decision_sources.c.rows), 0))
+    .where(schema.decision_sources.c.decision_id == schema.decisions.c.id)
+    .scalar_subquery()
+    .label("rows")
+)
 
 
 def _decision(row: Any) -> Decision:

@@ -6,16 +6,24 @@ Constraint and index names follow :data:`NAMING_CONVENTION` so that later migrat
 them on both backends.
 
 >>> sorted(metadata.tables)  # doctest: +NORMALIZE_WHITESPACE
-['datasets', 'decisions', 'judgements', 'load_columns', 'load_values', 'loads', 'metrics',
- 'outcomes', 'runs', 'value_sets']
+['datasets', 'decision_sources', 'decisions', 'judgements', 'load_columns', 'load_values',
+ 'loads', 'metrics', 'outcomes', 'runs', 'value_sets']
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Dialect
+
+# Both dialects spell "insert ... on conflict" the same way; Core has no portable form of it.
+UPSERTS: dict[str, Callable[[sa.Table], sqlite.Insert | postgresql.Insert]] = {
+    "sqlite": sqlite.insert,
+    "postgresql": postgresql.insert,
+}
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -205,11 +213,21 @@ decisions = sa.Table(
     sa.Column("column", sa.Text, nullable=False),
     sa.Column("value", sa.Text, nullable=False),
     sa.Column("status", sa.String(20), nullable=False),
-    sa.Column("rows", sa.BigInteger, nullable=False),
     sa.Column("first_load_id", sa.Integer, sa.ForeignKey("loads.id")),
     sa.Column("opened_at", UTCDateTime, nullable=False),
     sa.Column("decided_at", UTCDateTime),
     sa.Column("decided_by", sa.String(200)),
     sa.Column("note", sa.Text),
     sa.UniqueConstraint("dataset_id", "column", "value"),
+)
+
+# Where a pending decision's rows came from: one row per source (a profiled load date, a gate
+# run), replaced when the same source comes again, so profiling a date twice does not count its
+# rows twice. A decision's row count is the sum over its sources.
+decision_sources = sa.Table(
+    "decision_sources",
+    metadata,
+    sa.Column("decision_id", sa.Integer, sa.ForeignKey("decisions.id"), primary_key=True),
+    sa.Column("source", sa.String(200), primary_key=True),
+    sa.Column("rows", sa.BigInteger, nullable=False),
 )

@@ -70,7 +70,6 @@ def upgrade() -> None:
         sa.Column("column", sa.Text, nullable=False),
         sa.Column("value", sa.Text, nullable=False),
         sa.Column("status", sa.String(20), nullable=False),
-        sa.Column("rows", sa.BigInteger, nullable=False),
         sa.Column("first_load_id", sa.Integer),
         sa.Column("opened_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("decided_at", sa.DateTime(timezone=True)),
@@ -81,8 +80,18 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(["dataset_id"], ["datasets.id"], name="fk_decisions_dataset_id_datasets"),
         sa.ForeignKeyConstraint(["first_load_id"], ["loads.id"], name="fk_decisions_first_load_id_loads"),
     )
+    op.create_table(
+        "decision_sources",
+        sa.Column("decision_id", sa.Integer, nullable=False),
+        sa.Column("source", sa.String(200), nullable=False),
+        sa.Column("rows", sa.BigInteger, nullable=False),
+        sa.PrimaryKeyConstraint("decision_id", "source", name="pk_decision_sources"),
+        sa.ForeignKeyConstraint(
+            ["decision_id"], ["decisions.id"], name="fk_decision_sources_decision_id_decisions"
+        ),
+    )
 
 
 def downgrade() -> None:
-    for table in ("decisions", "judgements", "value_sets", "load_values", "load_columns"):
+    for table in ("decision_sources", "decisions", "judgements", "value_sets", "load_values", "load_columns"):
         op.drop_table(table)
