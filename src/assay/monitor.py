@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from pathlib import Path
@@ -192,8 +193,11 @@ def profile(
     chosen = window if isinstance(window, drift.Window) else drift.Window.parse(window or config.window)
     own = engine is None
     engine = engine or DuckDBEngine()
+    hashing = ThreadPoolExecutor(1)
     try:
         table = register(engine, "__load", data)
+        # the file's checksum is read while the engine scans it (both release the GIL)
+        checksum = hashing.submit(digest, table.path) if store is not None and table.path else None
         # A column profiled as categorical before stays so, if today's load is not mostly new
         # values: a small load must not hide a new value because it has few rows per value.
         sticky = sorted(store.categorical_columns(dataset) - set(config.categorical)) if store else []
@@ -201,32 +205,37 @@ def profile(
         result = ProfileResult(dataset, load_date, load, queries=engine.queries)
         if store is None:
             return result
+        source_sha256 = checksum.result() if checksum else None
         for column in load.columns:
             if column.name in sticky and column.values is not None:
                 known = store.value_set(dataset, column.name)
                 fresh = sum(1 for value in column.values if value not in known)
                 if fresh > max(10, (column.rows - column.nulls) // 2):
                     column.values = None  # mostly never-seen values: an id, not a category
-        earlier = store.load_for_date(dataset, load_date)
-        path = table.path
-        result.load_id = store.create_load(
-            dataset,
-            logical_time=datetime.combine(load_date, time(0), UTC),
-            logical_date=load_date,
-            source_path=str(path) if path else None,
-            source_sha256=digest(path) if path else None,
-            row_count=load.rows,
-        )
-        store.save_metrics(result.load_id, load.metrics())
-        store.save_profile(
-            result.load_id,
-            load.schema,
-            {c.name: c.values for c in load.columns if c.values is not None},
-        )
-        result.replaced = store.supersede(dataset, load_date, keep=result.load_id) if earlier else 0
-        _judge(store, result, chosen, config)
+        # The store part in one transaction, holding the dataset: a load is never seen without
+        # its profile, and two runs on one dataset judge each other's loads whole.
+        with store.transaction(lock=dataset):
+            earlier = store.load_for_date(dataset, load_date)
+            path = table.path
+            result.load_id = store.create_load(
+                dataset,
+                logical_time=datetime.combine(load_date, time(0), UTC),
+                logical_date=load_date,
+                source_path=str(path) if path else None,
+                source_sha256=source_sha256,
+                row_count=load.rows,
+            )
+            store.save_metrics(result.load_id, load.metrics())
+            store.save_profile(
+                result.load_id,
+                load.schema,
+                {c.name: c.values for c in load.columns if c.values is not None},
+            )
+            result.replaced = store.supersede(dataset, load_date, keep=result.load_id) if earlier else 0
+            _judge(store, result, chosen, config)
         return result
     finally:
+        hashing.shutdown(cancel_futures=True)
         if own:
             engine.close()
 

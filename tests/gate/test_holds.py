@@ -6,11 +6,11 @@ import csv
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from gate.conftest import Bench
 
 from assay.gate.holds import release
 from assay.lake.iceberg import Warehouse
 from assay.workspace import Workspace
+from gate.conftest import Bench
 
 LIMITS = {"A1": 1000, "A2": 2000, "A3": 3000, "A4": 4000, "A5": 5000}
 

@@ -93,3 +93,43 @@ def test_processes_saving_metrics_at_once_all_land(store_url: str) -> None:
     assert counts == [(BATCHES * METRICS_PER_BATCH, float(worker)) for worker in range(PROCESSES)]
     assert count(engine, sa.select(sa.func.count()).select_from(schema.datasets)) == 1
     engine.dispose()
+
+
+DAYS_PER_WORKER = 6
+
+
+def profile_loads(url: str, barrier: Barrier, worker: int) -> None:
+    """Profile loads of one dataset: worker 0 the even days, worker 1 the odd ones, each with
+    the values the other holds too, and every load from the fourth on with the same new value."""
+    import pyarrow as pa
+
+    from assay.monitor import profile
+
+    with breaking(barrier), MetricStore.open(url) as store:
+        barrier.wait()
+        for i in range(DAYS_PER_WORKER):
+            number = 2 * i + worker
+            venues = ["XLON", "XPAR", "XETR"] * 10 + (["XNEW"] * (number + 1) if number >= 4 else [])
+            table = pa.table({"venue": venues, "qty": list(range(len(venues)))})
+            profile(table, dataset="trades", load_date=MAY_1.date() + timedelta(days=number), store=store)
+
+
+def test_processes_profiling_at_once_all_land(store_url: str) -> None:
+    run_together(profile_loads, store_url)
+    with MetricStore.open(store_url) as store:
+        loads = store.window("trades", MAY_1.date() + timedelta(days=100))
+        assert len(loads) == PROCESSES * DAYS_PER_WORKER
+        metrics = store.load_metrics([load.id for load in loads])
+        for load in loads:
+            number = (load.logical_date - MAY_1.date()).days
+            rows = 30 + (number + 1 if number >= 4 else 0)
+            assert metrics[load.id][("Dataset", "*", "RowCount")] == rows
+            assert store.load_schema(load.id) == [("venue", "VARCHAR"), ("qty", "BIGINT")]
+        values = store.value_set("trades", "venue")
+        assert sorted(values) == ["XETR", "XLON", "XNEW", "XPAR"]
+        assert values["XLON"] == (MAY_1.date(), MAY_1.date() + timedelta(days=11))
+        assert values["XNEW"][0] == MAY_1.date() + timedelta(days=4)
+        (decision,) = store.decisions("trades")
+        # every load that brought XNEW added its rows to the one decision, none twice
+        assert (decision.value, decision.status) == ("XNEW", "pending")
+        assert decision.rows == sum(number + 1 for number in range(4, PROCESSES * DAYS_PER_WORKER))

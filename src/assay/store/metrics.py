@@ -15,6 +15,7 @@ of scanning old data again. Every method that writes runs in one transaction.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import date, datetime
@@ -29,7 +30,7 @@ from sqlalchemy.exc import DBAPIError
 from assay.errors import ConfigError, PlatformError
 from assay.store import schema
 from assay.store.database import describe_error, display_url, open_database, store_url
-from assay.store.profiles import ProfileRecords, refresh_after
+from assay.store.profiles import ProfileRecords, lock_dataset, refresh_after
 from assay.store.records import (
     LOAD_STATUSES,
     HistoryPoint,
@@ -55,6 +56,7 @@ class MetricStore(ProfileRecords):
     def __init__(self, engine: Engine) -> None:
         """Wrap an engine whose database is already migrated; use :meth:`open` instead."""
         self._engine = engine
+        self._local = threading.local()  # the connection of the open transaction, per thread
 
     @classmethod
     def open(cls, url: str | None = None, *, workspace: Path | None = None) -> MetricStore:
@@ -413,10 +415,39 @@ class MetricStore(ProfileRecords):
         ]
 
     @contextmanager
+    def transaction(self, *, lock: str | None = None) -> Iterator[None]:
+        """Run several store calls as one transaction: all of them land, or none. With ``lock``,
+        the dataset of that name is held until the end, so that two processes writing the same
+        dataset take turns and each reads what the other committed.
+
+        >>> from datetime import UTC
+        >>> with MetricStore.open("sqlite://") as store:
+        ...     with store.transaction(lock="orders"):
+        ...         load = store.create_load("orders", logical_time=datetime(2024, 5, 1, tzinfo=UTC))
+        ...         store.save_metrics(load, {MetricKey.dataset("RowCount"): 120.0})
+        ...     len(store.metrics_of(load))
+        1
+        """
+        with self._transaction() as connection:
+            if lock is not None:
+                lock_dataset(connection, self._ensure_dataset(connection, lock))
+            yield
+
+    @contextmanager
     def _transaction(self) -> Iterator[Connection]:
+        """A connection in a transaction: the one :meth:`transaction` opened on this thread, or a
+        new one committed at the end of the block."""
+        current: Connection | None = getattr(self._local, "connection", None)
+        if current is not None:
+            yield current
+            return
         try:
             with self._engine.begin() as connection:
-                yield connection
+                self._local.connection = connection
+                try:
+                    yield connection
+                finally:
+                    self._local.connection = None
         except DBAPIError as err:
             raise PlatformError(f"metric store {self.url}: {describe_error(err)}") from err
 

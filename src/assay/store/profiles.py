@@ -274,6 +274,7 @@ class ProfileRecords:
         source = source or f"once:{uuid.uuid4().hex}"
         with self._transaction() as connection:
             dataset_id = self._ensure_dataset(connection, dataset)
+            lock_dataset(connection, dataset_id)
             upsert = UPSERTS[connection.dialect.name]
             connection.execute(
                 upsert(schema.decisions).on_conflict_do_nothing(
@@ -320,6 +321,7 @@ class ProfileRecords:
         file). A pending decision left with no source at all is closed; returns how many were."""
         with self._transaction() as connection:
             dataset_id = self._ensure_dataset(connection, dataset)
+            lock_dataset(connection, dataset_id)
             pending = sa.select(schema.decisions.c.id).where(
                 schema.decisions.c.dataset_id == dataset_id,
                 schema.decisions.c.status == "pending",
@@ -490,9 +492,20 @@ def refresh_after(connection: Connection, dataset_id: int, load_ids: Sequence[in
     _refresh_value_sets(connection, dataset_id, [(str(row.column), str(row.value)) for row in rows])
 
 
+def lock_dataset(connection: Connection, dataset_id: int) -> None:
+    """Hold the dataset's row until the transaction ends, so that two processes recomputing its
+    value sets or decisions take turns (PostgreSQL; SQLite has one writer at a time anyway).
+    Without it both would delete a value's row, both insert it again, and one would fail.
+    (:meth:`~assay.store.metrics.MetricStore.transaction` takes the same lock for a whole profile.)"""
+    connection.execute(
+        sa.select(schema.datasets.c.id).where(schema.datasets.c.id == dataset_id).with_for_update()
+    )
+
+
 def _refresh_value_sets(connection: Connection, dataset_id: int, pairs: Sequence[tuple[str, str]]) -> None:
     """Recompute the value-set rows of these (column, value) pairs from the current loads that
     hold them: a load saved, replaced or rejected changes where a value was first and last seen."""
+    lock_dataset(connection, dataset_id)
     for column, chunk in _by_column(pairs):
         holders = (
             sa.select(
