@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -192,3 +193,43 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
         ]
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)
+
+
+def fresh_copy(source: Path, target: Path) -> Path:
+    """Make ``target`` an exact copy of the folder ``source`` again, whatever a previous run left there.
+
+    A benchmark that writes (a gate commits to its workspace) runs each time on a fresh copy of the
+    prepared state; the copy also leaves every file of it in the OS page cache.
+    """
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(source, target)
+    return target
+
+
+def spreads(runs: Sequence[ChildRun], names: Sequence[str]) -> dict[str, Any]:
+    """The measurements ``names`` of a contender's runs, and the wall time of each whole process,
+    run by run and as median, min and max (a :class:`Spread` as a dict)."""
+    series = {name: [run.measurements[name] for run in runs] for name in names}
+    series["process_seconds"] = [run.process_seconds for run in runs]
+    return {"runs": series, **{name: asdict(Spread.of(values)) for name, values in series.items()}}
+
+
+def run_program(command: Sequence[str], env: Mapping[str, str] | None = None) -> ChildRun:
+    """Run ``command`` in a fresh process and return what it reported with :func:`report`.
+
+    Unlike :func:`run_child`, the program need not be this interpreter: a peer's script runs with
+    the Python of its own virtual environment. ``env`` is added to this process's environment.
+    """
+    started = time.perf_counter()
+    done = subprocess.run(
+        list(command), capture_output=True, text=True, check=False, env={**os.environ, **(env or {})}
+    )
+    elapsed = time.perf_counter() - started
+    shown = " ".join(command)
+    if done.returncode != 0:
+        raise BenchError(f"{shown} exited with {done.returncode}:\n{done.stderr.strip()}")
+    lines = [line for line in done.stdout.splitlines() if line.startswith(_MARK)]
+    if not lines:
+        raise BenchError(f"{shown} reported nothing:\n{done.stdout}{done.stderr}")
+    return ChildRun(json.loads(lines[-1][len(_MARK) :]), elapsed)
