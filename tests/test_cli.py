@@ -214,6 +214,23 @@ def test_demo(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert final["BANK_C"]["quarantined"] == 0 and len(final["BANK_C"]["groups"]) == 3
     assert list((tmp_path / "demo" / "dq_error").glob("date=*/contributor=BANK_A/*.csv"))
     assert "swapped" in out and "backfill" in out
+    # the vendor's daily file: the two silent faults, on exactly their days
+    from assay.demo.vendor import DATASET, NULL_DAY, VENUE_DAY
+    from assay.store import MetricStore
+
+    with MetricStore.open(workspace=tmp_path / "demo") as store:
+        alerts = [
+            (load.logical_date, j.kind, j.column, j.severity)
+            for load, j in store.judgements(DATASET)
+            if j.severity is not None and j.kind != "volume"
+        ]
+        (decision,) = store.decisions(DATASET)
+    assert alerts == [
+        (NULL_DAY, "null_rate", "settle_ccy", "hard"),
+        (VENUE_DAY, "new_value", "venue", "soft"),
+    ]
+    assert (decision.value, decision.status, decision.first_date) == ("XWAR", "pending", VENUE_DAY)
+    assert (tmp_path / "demo" / "settle_ccy.png").stat().st_size > 10_000
     # a folder the demo did not make is refused
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "data.csv").write_text("x")

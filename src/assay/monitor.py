@@ -29,7 +29,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from assay.engine import DuckDBEngine, Engine
 from assay.errors import ConfigError
 from assay.judge import anomaly, drift
-from assay.judge.verdicts import fmt
 from assay.lake.checksum import digest
 from assay.lake.readers import register
 from assay.measure.profile import ColumnProfile, LoadProfile
@@ -369,7 +368,9 @@ class _Judge:
         severity = None
         if not band.contains(rows):
             severity = "hard" if rows == 0 or rows < band.low / 2 or rows > band.high * 2 else "soft"
-        message = f"{rows} rows; expected {fmt(band.low)} to {fmt(band.high)} from {band.points} loads"
+        message = (
+            f"{rows:,} rows; expected {max(0.0, band.low):,.0f} to {band.high:,.0f} from {band.points} loads"
+        )
         self._record(None, "volume", rows, (band.low, band.high), severity, message)
 
     def null_rate(self, column: ColumnProfile) -> None:
@@ -468,10 +469,10 @@ class _Judge:
             return
         outside = low < band[0] or high > band[1]
         if unit is None:
-            expected = f"within {fmt(band[0])} to {fmt(band[1])}"
+            expected = f"within {band[0]:.6g} to {band[1]:.6g}"
         else:
             per = "days" if unit == 1.0 else "seconds"
-            expected = f"{fmt(band[0])} to {fmt(band[1])} {per} from the load date"
+            expected = f"{band[0]:.6g} to {band[1]:.6g} {per} from the load date"
         message = f"range {column.minimum} to {column.maximum}; expected {expected}"
         observed = high if high > band[1] else low
         self._record(

@@ -1,4 +1,5 @@
-"""``assay demo``: DQDL on a sample order export, then a credit bureau gated month by month.
+"""``assay demo``: DQDL on a sample order export, a credit bureau gated month by month, and a
+vendor's daily file judged against its own history.
 
 Everything happens in a workspace folder the demo owns (``./assay-demo`` by default), which it
 clears and rebuilds on every run.
@@ -36,9 +37,12 @@ def run_demo(console: Console, root: Path) -> None:
     """Build the demo in ``root`` (see :func:`prepare`) and tell its story."""
     from assay.demo.credit import Bureau
     from assay.demo.orders import run_orders
+    from assay.demo.vendor import run_vendor
 
     workspace = prepare(root)
     console.print(f"[bold]assay demo[/bold] in {root}\n", highlight=False)
     run_orders(console, workspace)
     console.print()
     Bureau(console, workspace).run()
+    console.print()
+    run_vendor(console, workspace)
