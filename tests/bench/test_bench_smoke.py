@@ -1,5 +1,5 @@
-"""bench/dqdl.py runs end to end on a small file. No timing assertions (STYLE.md habit 10): the
-benchmark prints its ratio, and exits non-zero only when assay and the baseline disagree."""
+"""bench/dqdl.py and bench/gate.py run end to end on small files. No timing assertions (STYLE.md
+habit 10): a benchmark prints its ratio, and exits non-zero only when assay and the baseline disagree."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "dqdl.py"
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+SCRIPT = BENCH / "dqdl.py"
 
 
 def test_dqdl_bench_runs_and_prints_its_ratio(tmp_path: Path) -> None:
@@ -21,3 +22,24 @@ def test_dqdl_bench_runs_and_prints_its_ratio(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(r"^ratio assay/hand = \d+\.\d\d \(target <= 1\.3\)$", done.stdout, re.MULTILINE)
     assert json.loads(measurements.read_text())["agree"] is True
+
+
+def test_gate_bench_runs_and_prints_its_ratio_and_memory(tmp_path: Path) -> None:
+    measurements = tmp_path / "gate.json"
+    args = ["--rows", "20000", "--runs", "1", "--out", str(tmp_path), "--json", str(measurements)]
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "gate.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^ratio gate/hand = \d+\.\d\d \(target <= 2\)$", done.stdout, re.MULTILINE)
+    assert re.search(
+        r"^peak RSS with [\d,]+ history rows - with [\d,]+ = [+-]\d+ MB", done.stdout, re.MULTILINE
+    )
+    payload = json.loads(measurements.read_text())
+    assert payload["agree"] is True
+    assert payload["planted_caught"] is True
+    assert payload["prepared"]["history"]["months"] == 10
