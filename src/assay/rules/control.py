@@ -236,5 +236,6 @@ def _condition(where: str, rule_id: str, cell: str) -> ast.Rule:
         raise ConfigError(
             f"{where}: rule {rule_id} is neither a DQDL rule nor a valid row condition: {reason}"
         ) from None
-    query = f"select * from primary where {_one_line(cell)}"
-    return ast.Rule("CustomSql", (ast.Param(query, True),))
+    # the statement is built from the parsed condition, never pasted from the cell
+    query = exp.select(exp.Star()).from_(exp.to_table("primary")).where(tree)
+    return ast.Rule("CustomSql", (ast.Param(query.sql("spark"), True),))
