@@ -15,6 +15,7 @@ from assay.lang.dqdl import ast
 from assay.measure import Aggregate, Frequencies, FrequencyAggregate, Measurements
 from assay.measure.requests import count_star, filtered, n_column
 from assay.rules.plan import (
+    ROW_SOURCE,
     AllOne,
     Context,
     LeafPlan,
@@ -90,16 +91,44 @@ def uniqueness_metric(
 
 def unique_row(columns: list[Column], where: exp.Expr | None, helper: str) -> RowCheck:
     """A row passes when no other row (within the where clause) has its key. Rows whose key
-    columns are all NULL are left out of Uniqueness, so they pass here too."""
-    counted = (
-        exp.Literal.number(1)
-        if where is None
-        else exp.If(this=where.copy(), true=exp.Literal.number(1), false=exp.Literal.number(0))
+    columns are all NULL are left out of Uniqueness, so they pass here too.
+
+    ``helper`` marks the rows whose key is among the keys counted more than once: a hash
+    GROUP BY of the keys and a semi-join back, about three times cheaper than partitioning
+    every row by its key in a window. Keys are matched with IS NOT DISTINCT FROM, so that NULL
+    parts of a key group together as they do in Uniqueness.
+
+    >>> from assay.engine import DataKind
+    >>> check = unique_row([Column("id", "BIGINT", DataKind.INTEGER)], None, "__u1")
+    >>> check.helpers[0][1].sql("duckdb")  # doctest: +NORMALIZE_WHITESPACE
+    'EXISTS(SELECT 1 FROM (SELECT "id" FROM __assay_row_source AS "primary" GROUP BY "id"
+    HAVING COUNT(*) > 1) AS "__keys" WHERE "__keys"."id" IS NOT DISTINCT FROM "primary"."id")'
+    """
+    repeated = (
+        exp.select(*(col(c) for c in columns))
+        .from_(exp.alias_(exp.to_table(ROW_SOURCE), "primary", table=True, quoted=True))
+        .group_by(*(col(c) for c in columns))
+        .having(exp.GT(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(1)))
     )
-    window = exp.Window(this=exp.Sum(this=counted), partition_by=[col(c) for c in columns])
+    if where is not None:
+        repeated = repeated.where(where.copy())
+    same_key = exp.and_(
+        *(
+            exp.NullSafeEQ(
+                this=exp.column(c.name, table="__keys", quoted=True),
+                expression=exp.column(c.name, table="primary", quoted=True),
+            )
+            for c in columns
+        )
+    )
+    duplicated = exp.Exists(
+        this=exp.select(exp.Literal.number(1))
+        .from_(exp.alias_(exp.Subquery(this=repeated), "__keys", table=True, quoted=True))
+        .where(same_key)
+    )
     all_null = exp.and_(*(exp.Is(this=col(c), expression=exp.Null()) for c in columns))
-    single = exp.EQ(this=exp.column(helper, quoted=True), expression=exp.Literal.number(1))
-    return RowCheck(exp.or_(single, all_null), where, ((helper, window),))
+    single = exp.not_(exp.column(helper, quoted=True))
+    return RowCheck(exp.or_(single, all_null), where, ((helper, duplicated),))
 
 
 def uniqueness(rule: ast.Rule, ctx: Context) -> LeafPlan:

@@ -99,11 +99,17 @@ class MetricSpec:
     slots: tuple[str, ...] = ()
 
 
+ROW_SOURCE = "__assay_row_source"
+"""The table name by which a :class:`RowCheck` helper reads every row being judged; the row
+layout binds it to the table the rows come from."""
+
+
 @dataclass(frozen=True)
 class RowCheck:
     """The rule row by row: ``predicate`` is TRUE for a passing row and never NULL. Rows where
-    ``filter`` is not TRUE were excluded by a where clause. ``helpers`` are window expressions
-    the predicate reads by name (computed in an inner query)."""
+    ``filter`` is not TRUE were excluded by a where clause. ``helpers`` are expressions over
+    other rows that the predicate reads by name (computed in an inner query, where the row is
+    ``primary`` and all the rows are table :data:`ROW_SOURCE`)."""
 
     predicate: exp.Expr
     filter: exp.Expr | None = None

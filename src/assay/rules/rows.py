@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from assay.lang.dqdl import ast
-from assay.rules.plan import LeafPlan, RowCheck
+from assay.rules.plan import ROW_SOURCE, LeafPlan, RowCheck
 
 PASS, FAIL, SKIP = "P", "F", "S"
 
@@ -67,6 +67,19 @@ def tree_state(tree: StateTree) -> exp.Expr:
     )
 
 
+def _bind_rows(helper: exp.Expr, source: exp.Table) -> exp.Expr:
+    """``helper`` with each reference to table :data:`ROW_SOURCE` replaced by ``source``."""
+
+    def bind(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Table) and node.name == ROW_SOURCE and not node.db:
+            table = source.copy()
+            table.set("alias", node.args.get("alias"))
+            return table
+        return node
+
+    return helper.transform(bind)
+
+
 class RowLayout:
     """The row checks of a set of rules laid out as state columns.
 
@@ -94,8 +107,13 @@ class RowLayout:
             return None
         return Combined(node.op, tuple(c for c in children if c is not None))
 
-    def helpers(self) -> list[exp.Expr]:
-        return [exp.alias_(h.copy(), name, quoted=True) for check in self.checks for name, h in check.helpers]
+    def helpers(self, source: exp.Table) -> list[exp.Expr]:
+        """Each check's helpers, aliased by name, reading ``source`` where they read all rows."""
+        return [
+            exp.alias_(_bind_rows(helper, source), name, quoted=True)
+            for check in self.checks
+            for name, helper in check.helpers
+        ]
 
     def states(self) -> list[exp.Expr]:
         return [
@@ -103,13 +121,13 @@ class RowLayout:
             for i, check in enumerate(self.checks)
         ]
 
-    def select(self, source: exp.Expr, extra: list[exp.Expr] | None = None) -> exp.Select:
+    def select(self, source: exp.Table, extra: list[exp.Expr] | None = None) -> exp.Select:
         """``SELECT *, <states> FROM (SELECT *, <helpers> FROM source AS primary) AS primary``.
 
         Predicates refer to the row's columns as ``primary.<c>`` or unqualified; the helper layer
-        computes window functions (uniqueness) that a state cannot hold itself."""
-        inner = exp.select(exp.Star(), *self.helpers()).from_(
-            exp.alias_(source, "primary", table=True, quoted=True)
+        computes what a state cannot hold itself because it reads other rows (uniqueness)."""
+        inner = exp.select(exp.Star(), *self.helpers(source)).from_(
+            exp.alias_(source.copy(), "primary", table=True, quoted=True)
         )
         projections = [exp.Star(), *self.states(), *(extra or [])]
         return exp.select(*projections).from_(
