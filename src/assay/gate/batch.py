@@ -141,43 +141,61 @@ def _cast(name: str, dtype: pa.DataType) -> exp.Expr:
 def _convert(
     engine: Engine, text: pa.Table, schema: pa.Schema, lines: list[int]
 ) -> tuple[pa.Table, list[ParseError]]:
+    """The rows typed against ``schema``, and a parse error for each row with a cell that did
+    not convert.
+
+    Each cell is converted once, in an inner projection (the regex check and cast of a number
+    are most of the cost), and the outer one flags a row with one boolean. Which cells failed
+    is worked out afterwards for the flagged rows only, from their text and their NULL values.
+    Inner columns are named by position, so no header can collide with them.
+    """
     engine.register_arrow("__batch_text", text)
-    failures = [
-        exp.Case().when(
-            exp.and_(
-                exp.Not(this=exp.Is(this=exp.column(f.name, quoted=True), expression=exp.Null())),
-                exp.Is(this=_cast(f.name, f.type), expression=exp.Null()),
-            ),
-            exp.Literal.string(f.name),
-        )
-        for f in schema
-    ]
-    keep = exp.Lambda(
-        this=exp.Not(this=exp.Is(this=exp.to_identifier("x"), expression=exp.Null())),
-        expressions=[exp.to_identifier("x")],
-    )
-    bad = exp.ArrayFilter(this=exp.Array(expressions=failures), expression=keep) if failures else exp.Array()
-    query = exp.select(
+    converted = [i for i, f in enumerate(schema) if type_name(f.type) != "string"]
+    texts = [f"__text{i}" for i in range(len(schema))]
+    values = [f"__value{i}" if i in converted else texts[i] for i in range(len(schema))]
+    inner = exp.select(
         exp.column(ROW, quoted=True),
-        *(exp.alias_(_cast(f.name, f.type), f.name, quoted=True) for f in schema),
-        exp.alias_(bad, BAD, quoted=True),
+        *(
+            exp.alias_(exp.column(f.name, quoted=True), t, quoted=True)
+            for f, t in zip(schema, texts, strict=True)
+        ),
+        *(exp.alias_(_cast(schema[i].name, schema[i].type), values[i], quoted=True) for i in converted),
     ).from_(exp.to_identifier("__batch_text", quoted=True))
-    converted = engine.query(query)
-    failed_mask = pc.greater(pc.list_value_length(converted.column(BAD)), 0)
+    # A cell converted unless it had text and its value is NULL.
+    kept = [
+        exp.or_(
+            exp.column(texts[i], quoted=True).is_(exp.null()),
+            exp.not_(exp.column(values[i], quoted=True).is_(exp.null())),
+        )
+        for i in converted
+    ]
+    outer = exp.select(
+        exp.column(ROW, quoted=True),
+        *(
+            exp.alias_(exp.column(v, quoted=True), f.name, quoted=True)
+            for f, v in zip(schema, values, strict=True)
+        ),
+        exp.alias_(exp.not_(exp.and_(*kept)) if kept else exp.false(), BAD, quoted=True),
+    ).from_(exp.alias_(exp.Subquery(this=inner), "__converted", table=True, quoted=True))
+    result = engine.query(outer)
+    failed_mask = result.column(BAD)
+    failed = result.filter(failed_mask)
     errors = []
-    failed = converted.filter(failed_mask)
     if failed.num_rows:
         rows = failed.column(ROW).to_pylist()
-        columns = failed.column(BAD).to_pylist()
-        raw = text.take(pa.array(rows))
-        for position, (row, names) in enumerate(zip(rows, columns, strict=True)):
+        raw = text.take(pa.array(rows, pa.int64()))
+        cells = [
+            (field, raw.column(field.name).to_pylist(), failed.column(field.name).to_pylist())
+            for field in (schema[i] for i in converted)
+        ]
+        for position, row in enumerate(rows):
             parts = [
-                f"{name}: '{raw.column(name)[position].as_py()}' is not a valid "
-                f"{type_name(schema.field(name).type)}"
-                for name in names
+                f"{field.name}: '{given[position]}' is not a valid {type_name(field.type)}"
+                for field, given, value in cells
+                if given[position] is not None and value[position] is None
             ]
             errors.append(ParseError(row, lines[row], f"line {lines[row]}: " + "; ".join(parts)))
-    typed = converted.filter(pc.invert(failed_mask)).drop_columns([BAD])
+    typed = result.filter(pc.invert(failed_mask)).drop_columns([BAD])
     typed = typed.cast(pa.schema([typed.schema.field(ROW), *schema]))
     return typed, errors
 
