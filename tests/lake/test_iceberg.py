@@ -250,6 +250,25 @@ def test_reading_one_partition_of_many_returns_only_its_rows(warehouse: Warehous
     assert read.column("account_id").to_pylist() == list(range(20))
 
 
+def test_a_one_partition_batch_is_written_as_pyiceberg_writes_it(warehouse: Warehouse) -> None:
+    from pyiceberg.io.pyarrow import _dataframe_to_data_files
+
+    table = warehouse._load(TABLE)
+    rows = fields.to_storage(accounts("B1", JAN, 1000), SCHEMA, TABLE)
+    rows = pa.concat_tables([rows.slice(0, 10), rows.slice(10)])  # in two chunks, as from an engine
+    (ours,) = iceberg._write(table, TABLE, rows)
+    (theirs,) = _dataframe_to_data_files(table_metadata=table.metadata, df=rows, io=table.io)
+    same = ("partition", "record_count", "value_counts", "null_value_counts", "lower_bounds", "upper_bounds")
+    assert all(getattr(ours, name) == getattr(theirs, name) for name in same)
+    assert ours.file_path.rsplit("/", 1)[0] == theirs.file_path.rsplit("/", 1)[0]
+    local = [path.removeprefix("file://") for path in (ours.file_path, theirs.file_path)]
+    assert pq.read_table(local[0]).equals(pq.read_table(local[1]))
+    # rows of two partitions take PyIceberg's own path
+    two = pa.concat_tables([rows, fields.to_storage(accounts("B2", JAN, 3), SCHEMA, TABLE)])
+    assert iceberg._single_partition(table, two) is None
+    assert len(iceberg._write(table, TABLE, two)) == 2
+
+
 # --- commits ----------------------------------------------------------------------------------
 
 

@@ -31,6 +31,7 @@ import logging
 import random
 import re
 import time
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ from types import TracebackType
 from typing import Any, Self
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 from pyiceberg.catalog.sql import SqlCatalog
@@ -56,11 +58,25 @@ from pyiceberg.io.pyarrow import (
     ArrowScan,
     UnsupportedPyArrowTypeException,
     _dataframe_to_data_files,
+    _determine_partitions,
+    bin_pack_arrow_table,
     expression_to_pyarrow,
+    pyarrow_to_schema,
+    write_file,
 )
 from pyiceberg.manifest import DataFile
-from pyiceberg.table import Table, Transaction
+from pyiceberg.partitioning import PartitionKey
+from pyiceberg.table import (
+    DOWNCAST_NS_TIMESTAMP_TO_US_ON_WRITE,
+    Table,
+    TableProperties,
+    Transaction,
+    WriteTask,
+)
 from pyiceberg.table.snapshots import Snapshot, ancestors_of
+from pyiceberg.transforms import IdentityTransform
+from pyiceberg.utils.config import Config
+from pyiceberg.utils.properties import property_as_int
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 
 from assay.errors import ConfigError, PlatformError
@@ -513,7 +529,52 @@ def _write(table: Table, name: str, rows: pa.Table) -> list[DataFile]:
     if rows.num_rows == 0:
         return []
     with _platform(f"table '{name}'"):
-        return list(_dataframe_to_data_files(table_metadata=table.metadata, df=rows, io=table.io))
+        key = _single_partition(table, rows)
+        if key is None:
+            return list(_dataframe_to_data_files(table_metadata=table.metadata, df=rows, io=table.io))
+        return list(_write_partition(table, rows, key))
+
+
+def _single_partition(table: Table, rows: pa.Table) -> PartitionKey | None:
+    """The partition key of ``rows`` when they all fall in one partition of ``table``'s identity
+    partitioning (a contributor's month, the gate's usual batch), else None."""
+    spec, schema = table.spec(), table.schema()
+    if spec.is_unpartitioned() or not all(isinstance(f.transform, IdentityTransform) for f in spec.fields):
+        return None
+    for field in spec.fields:
+        column = schema.find_column_name(field.source_id)
+        if column is None or rows.schema.get_field_index(column) < 0:
+            return None
+        if pc.count_distinct(rows.column(column), mode="all").as_py() != 1:
+            return None
+    # PyIceberg's own partitioning of the first row gives the key exactly as it would.
+    (first,) = _determine_partitions(spec, schema, rows.slice(0, 1))
+    return first.partition_key
+
+
+def _write_partition(table: Table, rows: pa.Table, key: PartitionKey) -> Iterator[DataFile]:
+    """``rows``, all of partition ``key``, written as PyIceberg's ``_dataframe_to_data_files``
+    writes each partition, without its filtered copy of the rows per partition (half a second
+    and 200 MB for a million-row month): the same target file size, schema and file names."""
+    metadata = table.metadata
+    default_size = TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT
+    target_size = property_as_int(
+        metadata.properties, TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, default_size
+    )
+    task_schema = pyarrow_to_schema(
+        rows.schema,
+        name_mapping=metadata.schema().name_mapping,
+        downcast_ns_timestamp_to_us=Config().get_bool(DOWNCAST_NS_TIMESTAMP_TO_US_ON_WRITE) or False,
+        format_version=metadata.format_version,
+    )
+    write_uuid = uuid.uuid4()
+    tasks = (
+        WriteTask(
+            write_uuid=write_uuid, task_id=task, record_batches=batches, partition_key=key, schema=task_schema
+        )
+        for task, batches in enumerate(bin_pack_arrow_table(rows, target_size or default_size))
+    )
+    return write_file(io=table.io, table_metadata=metadata, tasks=tasks)
 
 
 def _delete(table: Table, files: list[DataFile]) -> None:
