@@ -245,3 +245,77 @@ def test_every_query_the_gate_runs_renders_for_spark(bench: Bench, monkeypatch: 
     for query in sent:
         spark = query.sql(dialect="spark")  # type: ignore[attr-defined]
         assert sqlglot.parse_one(spark, read="spark") is not None
+
+
+def _history_scenario(bench: Bench) -> tuple[list[tuple[dict[str, object], dict[str, str]]], list[object]]:
+    """Four runs that read the baseline month every way the gate does: for LAG, and, where the
+    store lacks the month's metrics, for ``last()``. Returns each run's summary (without what
+    differs from run to run) and quarantined rows, and the table's rows at the end."""
+    without_a02 = bench.root / "rules-without-a02.csv"
+    without_a02.write_text(
+        "".join(line for line in bench.rules.read_text().splitlines(True) if "A02" not in line)
+    )
+    march = {**LIMITS, "A6": 600, "A7": 700}
+    runs = [
+        bench.gate(bench.month("B1", "2025-01-31", LIMITS), rules=without_a02),  # January: no RowCount stored
+        bench.gate(bench.month("B1", "2025-02-28", {"A1": 1000, "A2": 2000})),  # truncated against January
+        bench.gate(
+            bench.csv(
+                *(f"B1,{a},2025-02-28,ACTIVE,{n},{n},0" for a, n in LIMITS.items() if a != "A3"),
+                "B1,A3,2025-02-28,ACTIVE,3500,3500,0",  # T01
+                "B1,A6,2025-02-28,ACTIVE,600,500,0",  # F01
+                "B1,A7,2025-02-28,CLOSED,700,700,0",  # D02, a warning
+                "B1,A8,2025-02-3O,ACTIVE,800,800,0",  # a parse error
+                "B9,A9,2025-02-28,ACTIVE,900,900,0",  # another contributor
+            )
+        ),
+        bench.gate(  # a backfill whose second month is truncated: only that month's row is refused
+            bench.csv(
+                *(f"B1,{a},2025-03-31,ACTIVE,{n},{n},0" for a, n in march.items()),
+                "B1,A1,2025-04-30,ACTIVE,1000,1000,0",
+            )
+        ),
+    ]
+    volatile = {
+        "run_id",
+        "source",
+        "quarantine_file",
+        "held_file",
+        "snapshot_id",
+        "started_at",
+        "finished_at",
+    }
+    seen = [
+        ({k: v for k, v in r.summary.to_dict().items() if k not in volatile}, quarantined(r)) for r in runs
+    ]
+    return seen, table_rows(bench)
+
+
+def test_the_baseline_month_scanned_in_place_gives_what_reading_it_through_iceberg_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assay.engine.duckdb import DuckDBEngine
+    from assay.gate import gate
+    from assay.store import MetricStore
+
+    scanned: list[str] = []
+    original = DuckDBEngine.register_file
+
+    def record(self: DuckDBEngine, name: str, path: str | list[str], fmt: str) -> None:
+        scanned.append(name)
+        original(self, name, path, fmt)
+
+    monkeypatch.setattr(DuckDBEngine, "register_file", record)
+    outcomes = []
+    for way in ("in place", "through iceberg"):
+        if way == "through iceberg":
+            monkeypatch.setattr(Warehouse, "parquet_files", lambda self, name, where: None)
+        (tmp_path / way).mkdir()
+        with MetricStore.open(workspace=tmp_path / way / "ws") as store:
+            outcomes.append(_history_scenario(Bench(tmp_path / way, store)))
+        assert scanned == [gate.BASELINE_FILES] * 3  # runs 2 to 4 had a baseline month
+    assert outcomes[0] == outcomes[1]
+    (_, truncated), (_, february), (backfill, refused) = outcomes[0][0][1:]
+    assert truncated == {"A1": "A02", "A2": "A02"}
+    assert february == {"A3": "T01", "A6": "F01", "A8": "parse_error", "A9": "contributor"}
+    assert refused == {"A1": "A02"} and backfill["baseline_date"] == "2025-02-28" and backfill["passed"] == 7

@@ -250,6 +250,31 @@ def test_reading_one_partition_of_many_returns_only_its_rows(warehouse: Warehous
     assert read.column("account_id").to_pylist() == list(range(20))
 
 
+def test_parquet_files_hold_exactly_the_rows_a_read_returns(warehouse: Warehouse) -> None:
+    for first_id in (0, 100):  # two commits: two files in each partition
+        warehouse.commit(
+            TABLE, pa.concat_tables([accounts(c, m, 5, first_id) for c in ("B1", "B2") for m in (JAN, FEB)])
+        )
+    for where in ({"contributor_id": "B2", "statement_date": FEB}, {"contributor_id": ["B1", "B2"]}):
+        files = warehouse.parquet_files(TABLE, where)
+        assert files is not None and len(files) == warehouse.scan_files(TABLE, where)
+        scanned = pa.concat_tables([pq.read_table(path) for path in files]).select(SCHEMA.names)
+        read = warehouse.read(TABLE, where)
+        key = [("contributor_id", "ascending"), ("statement_date", "ascending"), ("account_id", "ascending")]
+        assert scanned.cast(SCHEMA).sort_by(key).equals(read.sort_by(key))
+    assert warehouse.parquet_files(TABLE, {"contributor_id": "B9"}) == []
+    # a filter on a column that does not partition the table leaves other rows in the files
+    assert warehouse.parquet_files(TABLE, {"account_id": 1}) is None
+
+
+def test_parquet_files_are_none_once_the_schema_has_changed(warehouse: Warehouse) -> None:
+    warehouse.commit(TABLE, accounts("B1", JAN, 3))
+    table = warehouse._load(TABLE)
+    with table.update_schema() as update:
+        update.rename_column("credit_limit", "limit")
+    assert warehouse.parquet_files(TABLE, {"contributor_id": "B1"}) is None
+
+
 def test_a_one_partition_batch_is_written_as_pyiceberg_writes_it(warehouse: Warehouse) -> None:
     from pyiceberg.io.pyarrow import _dataframe_to_data_files
 

@@ -80,8 +80,9 @@ class Engine(abc.ABC):
         """Make Arrow data queryable as table ``name``."""
 
     @abc.abstractmethod
-    def register_file(self, name: str, path: str, fmt: str) -> None:
-        """Make a CSV, Parquet or JSON-lines file queryable as table ``name`` without loading it."""
+    def register_file(self, name: str, path: str | list[str], fmt: str) -> None:
+        """Make a CSV, Parquet or JSON-lines file queryable as table ``name`` without loading it;
+        a list of paths makes one table of several files of one format and schema."""
 
     @abc.abstractmethod
     def read_csv_text(self, path: str) -> tuple[pa.Table, list[Reject]]:

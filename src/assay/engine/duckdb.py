@@ -75,7 +75,7 @@ class DuckDBEngine(Engine):
         self._keep.append(data)
         self.con.register(name, data)
 
-    def register_file(self, name: str, path: str, fmt: str) -> None:
+    def register_file(self, name: str, path: str | list[str], fmt: str) -> None:
         try:
             if fmt == "parquet":
                 relation = self.con.read_parquet(path)
@@ -89,7 +89,7 @@ class DuckDBEngine(Engine):
         except duckdb.Error as error:
             raise EngineError(_one_line(error)) from None
 
-    def _read_csv(self, path: str) -> duckdb.DuckDBPyRelation:
+    def _read_csv(self, path: str | list[str]) -> duckdb.DuckDBPyRelation:
         # Glue reads a blank cell of a string column as "" rather than NULL, so Completeness
         # counts it as complete (DQDL.md §10.3); numbers and dates stay NULL when blank.
         sniffed = self.con.read_csv(path, header=True)

@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from assay.engine import DuckDBEngine
+from assay.engine import DuckDBEngine, EngineError
 from assay.errors import ConfigError
 from assay.gate import batch as batches
 from assay.gate import holds
@@ -59,6 +59,11 @@ if TYPE_CHECKING:
 ROW = batches.ROW
 PARSE_ERROR = "parse_error"
 WRONG_CONTRIBUTOR = "contributor"
+# The tables the gate registers with its engine: the typed batch, and the baseline month as its
+# Parquet files or as rows read into Arrow.
+BATCH = "__gate_batch"
+BASELINE_FILES = "__gate_baseline_files"
+BASELINE_ROWS = "__gate_baseline"
 
 
 @dataclass(frozen=True)
@@ -163,13 +168,12 @@ class Gate:
         dates = sorted(d for d in pc.unique(typed.column(opts.order)).to_pylist() if d is not None)
         baseline_date = self._baseline_date(warehouse, exists, dates)
         summary.baseline_date = _iso(baseline_date)
+        self.engine.register_arrow(BATCH, typed)
         baseline = None
         if baseline_date is not None:
-            baseline = warehouse.read(
-                opts.table, {opts.contributor_column: self.contributor, opts.order: baseline_date}
-            )
+            baseline = self._register_baseline(warehouse, baseline_date, schema)
         prev = sorted({name.removeprefix("prev_") for rule in chosen for name in rule.prev_columns})
-        enriched = self._lagged(typed, baseline, schema, prev)
+        enriched = self._lagged(baseline, schema, prev)
         row_rules, group_rules = self._classify(chosen, enriched)
         states = self._row_states(row_rules, enriched)
         groups = self._judge_groups(group_rules, enriched, baseline, baseline_date, dates)
@@ -249,20 +253,37 @@ class Gate:
         earlier = [p.values[self.options.order] for p in committed if p.values[self.options.order] < dates[0]]
         return max(earlier) if earlier else None
 
-    def _lagged(
-        self, typed: pa.Table, baseline: pa.Table | None, schema: pa.Schema, prev: list[str]
-    ) -> pa.Table:
-        self.engine.register_arrow("__gate_batch", typed)
-        if baseline is not None:
-            self.engine.register_arrow("__gate_baseline", baseline.select(schema.names).cast(schema))
-        query = lagged(
-            "__gate_batch",
-            "__gate_baseline" if baseline is not None else None,
-            schema,
-            key=self.options.key,
-            order=self.options.order,
-            prev=prev,
-        )
+    def _register_baseline(self, warehouse: Warehouse, day: date, schema: pa.Schema) -> str:
+        """Register the contributor's committed month ``day`` with the engine; return its name.
+
+        DuckDB scans the month's Parquet files in place, inside the LAG query, when PyIceberg's
+        plan says they hold exactly that month (:meth:`Warehouse.parquet_files`) and their
+        columns have the batch's types: the union then sees the rows and types a read through
+        PyIceberg would give, without a copy of the month in Arrow (half a second and a few
+        hundred MB per million rows). Otherwise (delete files, an evolved table, unreadable
+        files) the month is read through PyIceberg. The paths come from Iceberg's metadata and
+        reach DuckDB's Parquet reader as values, never as SQL text.
+        """
+        where = {self.options.contributor_column: self.contributor, self.options.order: day}
+        files = warehouse.parquet_files(self.options.table, where)
+        if files:
+            try:
+                self.engine.register_file(BASELINE_FILES, [str(path) for path in files], "parquet")
+                if self._types(BASELINE_FILES, schema) == self._types(BATCH, schema):
+                    return BASELINE_FILES
+            except EngineError:
+                pass  # the read through PyIceberg below says what is wrong with the files
+        rows = warehouse.read(self.options.table, where)
+        self.engine.register_arrow(BASELINE_ROWS, rows.select(schema.names).cast(schema))
+        return BASELINE_ROWS
+
+    def _types(self, table: str, schema: pa.Schema) -> list[str | None]:
+        """The engine's type of each column of ``schema`` in registered ``table`` (None: absent)."""
+        found = {column.name: column.type for column in self.engine.columns(table)}
+        return [found.get(name) for name in schema.names]
+
+    def _lagged(self, baseline: str | None, schema: pa.Schema, prev: list[str]) -> pa.Table:
+        query = lagged(BATCH, baseline, schema, key=self.options.key, order=self.options.order, prev=prev)
         return self.engine.query(query)
 
     # --- judging -----------------------------------------------------------------------------
@@ -325,19 +346,21 @@ class Gate:
         self,
         rules: list[control.ControlRule],
         enriched: pa.Table,
-        baseline: pa.Table | None,
+        baseline: str | None,
         baseline_date: date | None,
         dates: list[date],
     ) -> dict[date, Group]:
         """Dataset-level rules per statement date, oldest first, each month's metrics persisted
-        before it is judged so that the next month's ``last()`` reads it."""
+        before it is judged so that the next month's ``last()`` reads it. The baseline month
+        (registered as table ``baseline``) is measured only when the store lacks it."""
         order = self.options.order
         groups: dict[date, Group] = {}
         if not dates:
             return groups
         ruleset = self._dataset_ruleset(rules)
         if rules and baseline is not None and baseline_date is not None and not self._stored(baseline_date):
-            self._evaluate(ruleset, baseline, baseline_date)
+            rows = self.engine.query(exp.select(exp.Star()).from_(exp.to_identifier(baseline, quoted=True)))
+            self._evaluate(ruleset, rows, baseline_date)
         # A batch of one month (the usual case) is that month whole: no filtered copy of it.
         whole = len(dates) == 1 and enriched.column(order).null_count == 0
         for day in dates:

@@ -56,6 +56,7 @@ from pyiceberg.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression
 from pyiceberg.expressions.visitors import bind
 from pyiceberg.io.pyarrow import (
     ArrowScan,
+    PyArrowFileIO,
     UnsupportedPyArrowTypeException,
     _dataframe_to_data_files,
     _determine_partitions,
@@ -64,7 +65,7 @@ from pyiceberg.io.pyarrow import (
     pyarrow_to_schema,
     write_file,
 )
-from pyiceberg.manifest import DataFile
+from pyiceberg.manifest import DataFile, FileFormat
 from pyiceberg.partitioning import PartitionKey
 from pyiceberg.table import (
     DOWNCAST_NS_TIMESTAMP_TO_US_ON_WRITE,
@@ -329,6 +330,34 @@ class Warehouse:
         table = self._load(name)
         with _platform(f"table '{name}'"):
             return sum(1 for _ in table.scan(row_filter=_filter(table, name, where)).plan_files())
+
+    def parquet_files(self, name: str, where: Mapping[str, Any]) -> list[Path] | None:
+        """The local Parquet files that hold exactly the rows :meth:`read` returns for ``where``,
+        for an engine to scan in place; None when they cannot stand for that read.
+
+        Scanning them directly spares PyIceberg's copy of the rows into Arrow (a third of a
+        second per million rows). They stand for the read only when every planned file matches
+        ``where`` whole (equality on identity partitions: no residual filter), has no delete
+        files, and was written under the table's only schema and partition spec (so its column
+        names and types are the table's); and when every file is on the local disk. A caller
+        still compares the columns it finds with the ones it expects.
+        """
+        table = self._load(name)
+        if len(table.schemas()) != 1 or not isinstance(table.io, PyArrowFileIO):
+            return None
+        with _platform(f"table '{name}'"):
+            tasks = list(table.scan(row_filter=_filter(table, name, where)).plan_files())
+        paths = []
+        for task in tasks:
+            whole = task.residual == AlwaysTrue() and task.file.spec_id == table.spec().spec_id
+            if not whole or task.delete_files or task.file.file_format != FileFormat.PARQUET:
+                return None
+            scheme, _, location = PyArrowFileIO.parse_location(task.file.file_path)
+            path = Path(location)
+            if scheme != "file" or not path.is_file():
+                return None
+            paths.append(path)
+        return paths
 
     def commit(
         self,
