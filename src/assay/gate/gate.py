@@ -492,10 +492,12 @@ class Gate:
                         for row in self._rows_of_month(enriched, day):
                             fail(row, rule.rule_id, reason)
 
-        candidates = batch.typed.filter(
-            pc.invert(pc.is_in(batch.typed.column(ROW), pa.array(sorted(reasons), pa.int64())))
-        )
-        found = holds.find(self.store, opts.table, self.domain, candidates, source=f"gate:{self.run_id}")
+        found = holds.Holds()
+        if self.domain:  # the rows not quarantined yet, a filtered copy of the batch, only when read
+            candidates = batch.typed.filter(
+                pc.invert(pc.is_in(batch.typed.column(ROW), pa.array(sorted(reasons), pa.int64())))
+            )
+            found = holds.find(self.store, opts.table, self.domain, candidates, source=f"gate:{self.run_id}")
         for row, why in found.rejected.items():
             for message in why:
                 fail(row, "domain", message)
@@ -510,7 +512,9 @@ class Gate:
 
         held_rows = sorted(set(found.waits) - set(quarantined_rows))
         excluded = pa.array(quarantined_rows + held_rows, pa.int64())
-        committed = batch.typed.filter(pc.invert(pc.is_in(batch.typed.column(ROW), excluded)))
+        committed = batch.typed
+        if len(excluded):
+            committed = committed.filter(pc.invert(pc.is_in(committed.column(ROW), excluded)))
         held = batch.typed.filter(pc.is_in(batch.typed.column(ROW), pa.array(held_rows, pa.int64())))
         summary.total = batch.total
         summary.quarantined = len(quarantine)
