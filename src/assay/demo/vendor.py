@@ -44,7 +44,7 @@ def trades(day: date) -> pa.Table:
     venues = [r.choice(VENUES) for _ in range(n)]
     if day == VENUE_DAY:
         venues = [("XWAR" if i % 40 == 0 else v) for i, v in enumerate(venues)]
-    ccy = [r.choice(("GBP", "EUR", "EUR", "USD")) for _ in range(n)]
+    ccy: list[str | None] = [r.choice(("GBP", "EUR", "EUR", "USD")) for _ in range(n)]
     if day == NULL_DAY:
         ccy = [None if i % 50 == 0 else c for i, c in enumerate(ccy)]
     return pa.table(

@@ -117,7 +117,7 @@ def load(path: Path) -> ControlFile:
     >>> _ = p.write_text('rule_id,contributor_type,category,severity,rule,description\n'
     ...                  'R1,all,financial,critical,amount >= 0,No negative amounts\n')
     >>> print(load(p).rules[0].text.replace(" labels=", "\n"))
-    CustomSql "select * from primary where amount >= 0"
+    CustomSql "SELECT * FROM primary WHERE amount >= 0"
     ["rule_id"="R1", "severity"="critical", "category"="financial"]
     """
     try:
