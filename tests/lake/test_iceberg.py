@@ -603,3 +603,20 @@ def test_docstring_examples(module: ModuleType) -> None:
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
     assert result.attempted > 0
+
+
+def test_a_workspace_path_with_a_space_or_percent_keeps_its_files_inside(tmp_path: Path) -> None:
+    workspace = tmp_path / "my work 100%"
+    with Warehouse.open(workspace) as warehouse:
+        rows = accounts("B1", date(2025, 1, 31), 3)
+        warehouse.create("silver.accounts", rows.schema, partition_by=["contributor_id", "statement_date"])
+        warehouse.commit("silver.accounts", rows, properties={"run_id": "r1"})
+        assert warehouse.read("silver.accounts", {"contributor_id": "B1"}).num_rows == 3
+    written = list(tmp_path.rglob("*.parquet"))
+    assert written and all(workspace in path.parents for path in written)
+
+
+@pytest.mark.parametrize("name", ["a#b", "a?b"])
+def test_a_workspace_path_iceberg_cannot_carry_is_refused(tmp_path: Path, name: str) -> None:
+    with pytest.raises(ConfigError, match="cannot contain '#' or '\\?'"):
+        Warehouse.open(tmp_path / name)

@@ -179,6 +179,13 @@ class Warehouse:
         """
         root = workspace / "warehouse"
         database = root / "catalog.db"
+        # Iceberg keeps file locations as URLs: '#' and '?' would end the path. The location is
+        # given unencoded (file:///a b/...), because PyIceberg does not decode %20 when it writes.
+        if set("#?") & set(str(root.resolve())):
+            raise ConfigError(
+                f"{workspace}: a workspace path cannot contain '#' or '?' (Iceberg keeps file locations "
+                "as URLs); choose another folder"
+            )
         try:
             root.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -188,7 +195,7 @@ class Warehouse:
             try:
                 return cls(
                     SqlCatalog(
-                        CATALOG, uri=f"sqlite:///{database.resolve()}", warehouse=root.resolve().as_uri()
+                        CATALOG, uri=f"sqlite:///{database.resolve()}", warehouse=f"file://{root.resolve()}"
                     )
                 )
             except OperationalError as error:
