@@ -105,6 +105,17 @@ def peak_rss_mb() -> float:
     return peak / (1 << 20) if sys.platform == "darwin" else peak / (1 << 10)
 
 
+def reset_peak_rss() -> bool:
+    """Start this process's peak resident memory afresh from its present size (Linux 4.0+: writing
+    5 to ``clear_refs`` resets ``VmHWM``), so that a later :func:`peak_rss_mb` covers only what
+    follows. False where that is not possible: the peak then covers the earlier work too."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
 class Span:
     """The wall and CPU seconds of a stretch of a child's work, and its peak memory before and after.
 

@@ -31,7 +31,7 @@ from assay.errors import ConfigError
 from assay.judge import anomaly, drift
 from assay.lake.checksum import digest
 from assay.lake.readers import register
-from assay.measure.profile import ColumnProfile, LoadProfile
+from assay.measure.profile import ColumnProfile, LoadProfile, exact_columns
 from assay.measure.profile import profile as measure
 from assay.store import MetricKey
 from assay.store.profiles import Judgement, LoadInfo
@@ -200,7 +200,9 @@ def profile(
         # A column profiled as categorical before stays so, if today's load is not mostly new
         # values: a small load must not hide a new value because it has few rows per value.
         sticky = sorted(store.categorical_columns(dataset) - set(config.categorical)) if store else []
-        load = measure(engine, table.name, list(table.columns), [*config.categorical, *sticky])
+        # Numbers and dates are counted exactly while their last load's count was within the cap.
+        exact = exact_columns(table.columns, _last_distinct(store, dataset, load_date) if store else None)
+        load = measure(engine, table.name, list(table.columns), [*config.categorical, *sticky], exact=exact)
         result = ProfileResult(dataset, load_date, load, queries=engine.queries)
         if store is None:
             return result
@@ -237,6 +239,19 @@ def profile(
         hashing.shutdown(cancel_futures=True)
         if own:
             engine.close()
+
+
+def _last_distinct(store: MetricStore, dataset: str, load_date: date) -> dict[str, float | None]:
+    """Each column's distinct count in the dataset's latest load before ``load_date``."""
+    earlier = store.window(dataset, load_date)
+    if not earlier:
+        return {}
+    metrics = store.load_metrics([earlier[0].id])[earlier[0].id]
+    return {
+        instance: value
+        for (entity, instance, name), value in metrics.items()
+        if entity == "Column" and name == "DistinctValuesCount"
+    }
 
 
 def _judge(store: MetricStore, result: ProfileResult, window: drift.Window, config: DatasetConfig) -> None:

@@ -74,6 +74,42 @@ def test_the_value_cap(tmp_path: Path) -> None:
     assert code.values is None and code.distinct == 30 and code.distinct_exact
 
 
+def counted(n: int = 6000) -> pa.Table:
+    """Columns whose HyperLogLog estimates are wrong: 50 ints (≈51), 40 floats (≈39), 3000 ints
+    (≈3001) and 120 dates (≈119)."""
+    return pa.table(
+        {
+            "status": [i % 50 for i in range(n)],
+            "px": [(i % 40) * 0.25 for i in range(n)],
+            "account": [i % 3000 for i in range(n)],
+            "day": [date(2026, 1, 1) + timedelta(days=i % 120) for i in range(n)],
+        }
+    )
+
+
+def test_numbers_and_dates_are_exact_up_to_the_cap(store: MetricStore) -> None:
+    first = profile(counted(), dataset="counted", load_date=day(0), store=store)
+    assert first.queries == 1
+    c = {col.name: col for col in first.profile.columns}
+    # first seen: integers and dates are counted exactly, floats estimated
+    assert (c["status"].distinct, c["status"].distinct_exact) == (50, True)
+    assert (c["day"].distinct, c["day"].distinct_exact) == (120, True)
+    assert (c["account"].distinct, c["account"].distinct_exact) == (3000, True)
+    assert not c["px"].distinct_exact
+    # a low-cardinality number has top values, but no value set: numbers are not categories
+    assert c["status"].top(1) == [("0", 120, 0.02)] and c["status"].values is None
+    assert c["account"].top() == []  # one value per two rows: not low-cardinality
+    second = profile(counted(), dataset="counted", load_date=day(1), store=store)
+    assert second.queries == 1
+    c = {col.name: col for col in second.profile.columns}
+    # the previous load decides: within the cap exact, beyond it estimated
+    assert (c["px"].distinct, c["px"].distinct_exact) == (40, True)
+    assert (c["status"].distinct, c["status"].distinct_exact) == (50, True)
+    assert not c["account"].distinct_exact and abs(c["account"].distinct - 3000) < 150
+    assert store.categorical_columns("counted") == set()
+    assert not [a for a in second.alerts if a.kind == "new_value"]
+
+
 def test_a_never_null_column_alerts_hard_on_its_first_null(store: MetricStore) -> None:
     for i in range(6):
         assert run(store, trades(seed=i), i) == []
