@@ -309,6 +309,7 @@ class _Judge:
         self.metrics = metrics
         self.config = config
         self.waiting: list[tuple[str, str, int]] = []  # (column, value, rows) of pending values seen before
+        self.today = result.profile.metrics()  # today's load as stored metrics
 
     def _series(self, entity: str, instance: str, name: str) -> list[float | None]:
         return [self.metrics[load.id].get((entity, instance, name)) for load in self.loads]
@@ -450,9 +451,8 @@ class _Judge:
                 "or a metric of the load such as Column.qty.Maximum"
             )
         entity, instance, metric = parts[0], ".".join(parts[1:-1]), parts[-1]
-        today = self.result.profile.metrics()
         value = next(
-            (v for k, v in today.items() if (k.entity, k.instance, k.name) == (entity, instance, metric)),
+            (v for k, v in self.today.items() if (k.entity, k.instance, k.name) == (entity, instance, metric)),
             None,
         )
         return self._series(entity, instance, metric), value
@@ -463,9 +463,8 @@ class _Judge:
         times lie within a day or two of it; a value years away is the alert)."""
         if not (column.kind.numeric or column.kind.temporal):
             return
-        metrics = self.result.profile.metrics()
-        low = metrics.get(_key(column.name, "Minimum"))
-        high = metrics.get(_key(column.name, "Maximum"))
+        low = self.today.get(_key(column.name, "Minimum"))
+        high = self.today.get(_key(column.name, "Maximum"))
         minimums = self._series("Column", column.name, "Minimum")
         maximums = self._series("Column", column.name, "Maximum")
         unit = None
