@@ -451,10 +451,8 @@ class _Judge:
                 "or a metric of the load such as Column.qty.Maximum"
             )
         entity, instance, metric = parts[0], ".".join(parts[1:-1]), parts[-1]
-        value = next(
-            (v for k, v in self.today.items() if (k.entity, k.instance, k.name) == (entity, instance, metric)),
-            None,
-        )
+        wanted = (entity, instance, metric)
+        value = next((v for k, v in self.today.items() if (k.entity, k.instance, k.name) == wanted), None)
         return self._series(entity, instance, metric), value
 
     def range(self, column: ColumnProfile) -> None:
