@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -190,13 +191,15 @@ def profile(
     same date), and judge it against the window of earlier loads. Without a store, only measure."""
     config = config or DatasetConfig()
     chosen = window if isinstance(window, drift.Window) else drift.Window.parse(window or config.window)
-    own = engine is None
-    engine = engine or DuckDBEngine()
+    # The file's checksum is read from the start, while the engine opens, reads and scans the
+    # file (both release the GIL): on two cores it otherwise waits for a core the scan holds.
     hashing = ThreadPoolExecutor(1)
+    source = Path(data) if isinstance(data, str | os.PathLike) and store is not None else None
+    checksum = hashing.submit(digest, source) if source is not None and source.is_file() else None
+    own = engine is None
     try:
+        engine = engine or DuckDBEngine()
         table = register(engine, "__load", data)
-        # the file's checksum is read while the engine scans it (both release the GIL)
-        checksum = hashing.submit(digest, table.path) if store is not None and table.path else None
         # A column profiled as categorical before stays so, if today's load is not mostly new
         # values: a small load must not hide a new value because it has few rows per value.
         sticky = sorted(store.categorical_columns(dataset) - set(config.categorical)) if store else []
@@ -237,7 +240,7 @@ def profile(
         return result
     finally:
         hashing.shutdown(cancel_futures=True)
-        if own:
+        if own and engine is not None:
             engine.close()
 
 
