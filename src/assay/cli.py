@@ -21,6 +21,14 @@ from assay._render import print_outcomes
 from assay.errors import AssayError, ConfigError
 from assay.workspace import Workspace, store_url
 
+# The options every command that reads a workspace or the metric store takes, spelled once.
+WorkspaceOption = Annotated[
+    Path | None, typer.Option(help="Workspace folder [env ASSAY_WORKSPACE; ./.assay].")
+]
+StoreOption = Annotated[
+    str | None, typer.Option(help="Metric store URL [env ASSAY_STORE_URL; workspace SQLite].")
+]
+
 app = typer.Typer(
     name="assay",
     help="Data quality for tables that arrive in loads: DQDL rules on DuckDB.",
@@ -132,12 +140,8 @@ def dqdl_run(
     partition: Annotated[
         str | None, typer.Option(help="The partition of the dataset (e.g. a contributor).")
     ] = None,
-    workspace: Annotated[
-        Path | None, typer.Option(help="Workspace folder [env ASSAY_WORKSPACE; ./.assay].")
-    ] = None,
-    store: Annotated[
-        str | None, typer.Option(help="Metric store URL [env ASSAY_STORE_URL; workspace SQLite].")
-    ] = None,
+    workspace: WorkspaceOption = None,
+    store: StoreOption = None,
     json_out: Annotated[
         str | None, typer.Option("--json", help="Write the result as JSON to OUT ('-' = stdout).")
     ] = None,
@@ -258,12 +262,8 @@ def gate(
     schema: Annotated[
         Path | None, typer.Option(help="The table's schema (YAML) for its first commit.")
     ] = None,
-    workspace: Annotated[
-        Path | None, typer.Option(help="Workspace folder [env ASSAY_WORKSPACE; ./.assay].")
-    ] = None,
-    store: Annotated[
-        str | None, typer.Option(help="Metric store URL [env ASSAY_STORE_URL; workspace SQLite].")
-    ] = None,
+    workspace: WorkspaceOption = None,
+    store: StoreOption = None,
     summary: Annotated[Path | None, typer.Option(help="Also write the run summary JSON here.")] = None,
     fail_on: Annotated[
         str | None,
@@ -312,9 +312,7 @@ def gate(
 
 @table_app.command("list")
 def table_list(
-    workspace: Annotated[
-        Path | None, typer.Option(help="Workspace folder [env ASSAY_WORKSPACE; ./.assay].")
-    ] = None,
+    workspace: WorkspaceOption = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the tables as JSON.")] = False,
 ) -> None:
     """List the tables of the workspace with their rows, snapshots and partitions."""
@@ -342,9 +340,7 @@ def table_list(
 def table_export(
     table: Annotated[str, typer.Argument(help="The table, e.g. silver.accounts.")],
     out_file: Annotated[Path, typer.Argument(help="OUT.parquet or OUT.csv")],
-    workspace: Annotated[
-        Path | None, typer.Option(help="Workspace folder [env ASSAY_WORKSPACE; ./.assay].")
-    ] = None,
+    workspace: WorkspaceOption = None,
 ) -> None:
     """Write the committed rows of a table to a Parquet or CSV file."""
     from assay.lake.iceberg import Warehouse
@@ -381,12 +377,8 @@ def profile_command(
         str,
         typer.Option("--load-date", help="The load's date (YYYY-MM-DD); a date profiled again is replaced."),
     ],
-    workspace: Annotated[
-        Path | None, typer.Option(help="Workspace folder [env ASSAY_WORKSPACE; ./.assay].")
-    ] = None,
-    store: Annotated[
-        str | None, typer.Option(help="Metric store URL [env ASSAY_STORE_URL; workspace SQLite].")
-    ] = None,
+    workspace: WorkspaceOption = None,
+    store: StoreOption = None,
     window: Annotated[
         str | None, typer.Option(help="last:N or weekday:N earlier loads [the dataset's config; last:20].")
     ] = None,
@@ -439,12 +431,8 @@ def profile_command(
 def decisions_list(
     dataset: Annotated[str | None, typer.Option(help="Only this dataset's decisions.")] = None,
     status: Annotated[str | None, typer.Option(help="Only 'pending', 'accepted' or 'rejected' ones.")] = None,
-    workspace: Annotated[
-        Path | None, typer.Option(help="Workspace folder [env ASSAY_WORKSPACE; ./.assay].")
-    ] = None,
-    store: Annotated[
-        str | None, typer.Option(help="Metric store URL [env ASSAY_STORE_URL; workspace SQLite].")
-    ] = None,
+    workspace: WorkspaceOption = None,
+    store: StoreOption = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the decisions as JSON.")] = False,
 ) -> None:
     """List the decisions on never-seen values, with who decided and when."""
@@ -494,12 +482,8 @@ def decisions_accept(
     ],
     by: Annotated[str | None, typer.Option(help="Who decides [env ASSAY_USER; the login name].")] = None,
     note: Annotated[str | None, typer.Option(help="Why.")] = None,
-    workspace: Annotated[
-        Path | None, typer.Option(help="Workspace folder [env ASSAY_WORKSPACE; ./.assay].")
-    ] = None,
-    store: Annotated[
-        str | None, typer.Option(help="Metric store URL [env ASSAY_STORE_URL; workspace SQLite].")
-    ] = None,
+    workspace: WorkspaceOption = None,
+    store: StoreOption = None,
 ) -> None:
     """Accept a new value: it is known from now on, and rows the gate held for it are committed."""
     _decide(decision_id, "accepted", by, note, workspace, store)
@@ -512,12 +496,8 @@ def decisions_reject(
     ],
     by: Annotated[str | None, typer.Option(help="Who decides [env ASSAY_USER; the login name].")] = None,
     note: Annotated[str | None, typer.Option(help="Why.")] = None,
-    workspace: Annotated[
-        Path | None, typer.Option(help="Workspace folder [env ASSAY_WORKSPACE; ./.assay].")
-    ] = None,
-    store: Annotated[
-        str | None, typer.Option(help="Metric store URL [env ASSAY_STORE_URL; workspace SQLite].")
-    ] = None,
+    workspace: WorkspaceOption = None,
+    store: StoreOption = None,
 ) -> None:
     """Reject a new value: rows the gate held for it are quarantined; it alerts hard if it comes back."""
     _decide(decision_id, "rejected", by, note, workspace, store)
@@ -530,12 +510,8 @@ def history_command(
     metric: Annotated[
         str | None, typer.Option(help="NullRate, RowCount, DistinctValuesCount, Minimum, Maximum...")
     ] = None,
-    workspace: Annotated[
-        Path | None, typer.Option(help="Workspace folder [env ASSAY_WORKSPACE; ./.assay].")
-    ] = None,
-    store: Annotated[
-        str | None, typer.Option(help="Metric store URL [env ASSAY_STORE_URL; workspace SQLite].")
-    ] = None,
+    workspace: WorkspaceOption = None,
+    store: StoreOption = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the series as JSON.")] = False,
     plot: Annotated[
         Path | None, typer.Option(help="Draw the series, its band and the alerts to OUT.png.")
