@@ -181,9 +181,8 @@ def profile_query(
             name = f"__values{i}"
             # A categorical column's values are grouped as text (its value set is text); a number
             # or date column's are grouped as themselves and shown as text.
-            grouped = (
-                c.copy() if column.kind is DataKind.STRING or not counted else exp.cast(c.copy(), varchar)
-            )
+            text = column.kind is DataKind.STRING
+            grouped = exp.cast(c.copy(), varchar) if counted and not text else c.copy()
             ctes.append(
                 (
                     name,
@@ -210,7 +209,7 @@ def profile_query(
                 .order_by(exp.Ordered(this=_q("n"), desc=True), exp.Ordered(this=_q("v")))
                 .limit(cap + 1)
             )
-            shown = _q("v") if column.kind is DataKind.STRING else exp.cast(_q("v"), varchar)
+            shown = _q("v") if text or counted else exp.cast(_q("v"), varchar)
             pairs = exp.Struct(
                 expressions=[
                     exp.PropertyEQ(this=exp.to_identifier("v"), expression=shown),

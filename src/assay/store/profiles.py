@@ -531,6 +531,7 @@ def _extend_value_sets(
     if load.status != "current":
         return  # a load that is not current holds no value
     keys = {load_id: _order_key(load.logical_date, load.logical_time, load_id)}
+    when = keys[load_id][0][0]  # this load's date, as the value sets keep it
     for column, chunk in _by_column(pairs):
         known = {
             str(row.value): (int(row.first_load_id), int(row.last_load_id))
@@ -556,7 +557,6 @@ def _extend_value_sets(
                 keys[int(row.id)] = _order_key(row.logical_date, row.logical_time, int(row.id))
         fresh = [value for value in chunk if value not in known]
         if fresh:
-            when = keys[load_id][0][0]
             connection.execute(
                 sa.insert(schema.value_sets),
                 [
@@ -585,7 +585,7 @@ def _extend_value_sets(
                         schema.value_sets.c.column == column,
                         schema.value_sets.c.value.in_(moved),
                     )
-                    .values({f"{end}_load_id": load_id, f"{end}_date": keys[load_id][0][0]})
+                    .values({f"{end}_load_id": load_id, f"{end}_date": when})
                 )
 
 
