@@ -182,7 +182,8 @@ def quarantined_accounts(path: Path | None) -> dict[str, Any]:
 
 def measure_gate(workspace: Path, batch: Path, scratch: Path) -> dict[str, Any]:
     # Imported here, so that the hand-written contender's process does not carry assay's modules.
-    from assay.gate.gate import Gate, GateOptions
+    from assay.gate.gate import GateOptions
+    from assay.platform.flows import gate as run_gate
     from assay.store import MetricStore
 
     options = GateOptions(
@@ -195,7 +196,7 @@ def measure_gate(workspace: Path, batch: Path, scratch: Path) -> dict[str, Any]:
     )
     # What `assay gate` does after parsing its options: open the store, run, record.
     with Span() as span, MetricStore.open(workspace=workspace) as store:
-        result = Gate(options, store).run()
+        result = run_gate(options, store=store)
     summary = result.summary
     return {
         **span.measurements(),
@@ -311,7 +312,8 @@ def faulty_batch(month: pa.Table) -> tuple[pa.Table, frozenset[str]]:
 def gate_month(workspace: Path, month: pa.Table, scratch: Path) -> None:
     """Gate one clean month into ``workspace`` as a contributor would send it."""
     from assay.demo import bureau as bu
-    from assay.gate.gate import Gate, GateOptions
+    from assay.gate.gate import GateOptions
+    from assay.platform.flows import gate as run_gate
     from assay.store import MetricStore
 
     path = bu.write_csv(month, scratch / "month.csv")
@@ -324,7 +326,7 @@ def gate_month(workspace: Path, month: pa.Table, scratch: Path) -> None:
         schema=SCHEMA,
     )
     with MetricStore.open(workspace=workspace) as store:
-        result = Gate(options, store).run()
+        result = run_gate(options, store=store)
     path.unlink()
     if result.summary.quarantined:
         print(f"  note: {result.summary.quarantined} rows of a clean month quarantined in setup", flush=True)

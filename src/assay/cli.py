@@ -166,7 +166,8 @@ def dqdl_run(
     ] = None,
 ) -> None:
     """Evaluate the ruleset in FILE on a dataset and report each rule's outcome."""
-    from assay.dqdl import evaluate, parse
+    from assay.dqdl import parse
+    from assay.platform.flows import evaluate
     from assay.store import MetricStore
 
     if fail_on not in (None, "failed", "error"):
@@ -192,15 +193,13 @@ def dqdl_run(
                 composite_mode=composite_mode,
                 filtered_rows=filtered_rows,
                 row_level=row_level is not None,
+                workspace=space.root,
+                source=str(file),
             )
     finally:
         if metric_store is not None:
             metric_store.close()
     payload = result.to_dict()
-    if result.run_id:
-        space.write_run(
-            result.run_id, {"run_id": result.run_id, "ruleset": str(file), "data": data, **payload}
-        )
     if row_level is not None and result.row_level is not None:
         from assay.lake.writers import write_table
 
@@ -273,7 +272,8 @@ def gate(
 ) -> None:
     """Validate a contributor's batch against its own past, quarantine what fails, commit the rest."""
     from assay._render import print_gate
-    from assay.gate.gate import Gate, GateOptions
+    from assay.gate.gate import GateOptions
+    from assay.platform.flows import gate as run_gate
     from assay.store import MetricStore
 
     if fail_on not in (None, "critical", "warning"):
@@ -296,7 +296,7 @@ def gate(
         MetricStore.open(store_url(store), workspace=space.root) as metric_store,
         err.status(f"Gating {batch} for {contributor}...", spinner="dots"),
     ):
-        result = Gate(options, metric_store).run()
+        result = run_gate(options, store=metric_store)
     payload = result.summary.to_dict()
     if summary is not None:
         _write_json(str(summary), payload)
@@ -395,7 +395,7 @@ def profile_command(
 ) -> None:
     """Profile every column of a load in one scan, keep the profile, and judge it against earlier loads."""
     from assay._render import print_profile
-    from assay.monitor import profile
+    from assay.platform.flows import profile
     from assay.store import MetricStore
 
     if fail_on not in (None, "hard", "soft"):
@@ -409,7 +409,13 @@ def profile_command(
         err.status(f"Profiling {input_file}...", spinner="dots"),
     ):
         result = profile(
-            input_file, dataset=dataset, load_date=day, store=metric_store, window=window, config=settings
+            input_file,
+            dataset=dataset,
+            load_date=day,
+            store=metric_store,
+            workspace=space.root,
+            window=window,
+            config=settings,
         )
     if alerts is not None:
         text = json.dumps([a.to_dict() for a in result.alerts], indent=2, allow_nan=False) + "\n"

@@ -17,7 +17,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from assay.engine import DuckDBEngine
-from assay.judge.evaluation import evaluate as _evaluate
 from assay.judge.result import AnalyzerOutcome, EvaluationResult, RuleOutcome
 from assay.lang.dqdl import DQDLSyntaxError, DQDLWarning, parse_text, rule_text, ruleset_text
 from assay.lang.dqdl.ast import Ruleset
@@ -61,6 +60,7 @@ def evaluate(
     filtered_rows: str = "passed",
     row_level: bool = False,
     threads: int | None = None,
+    workspace: str | None = None,
 ) -> EvaluationResult:
     """Evaluate ``ruleset`` (a parsed :class:`Ruleset` or DQDL text) on ``data``.
 
@@ -71,11 +71,15 @@ def evaluate(
     clock for date and freshness rules. ``composite_mode`` is ``column`` (Glue's default) or
     ``row``; ``filtered_rows`` says how rows excluded by a where clause appear in row-level
     results (``passed`` or ``skipped``); ``row_level=True`` fills ``result.row_level``.
-    ``threads`` caps the engine's threads (default: one per core).
+    ``threads`` caps the engine's threads (default: one per core). A recorded evaluation is a
+    run (:mod:`assay.platform.run`): ``result.run_id`` names it, and its summary is written to
+    ``<workspace>/runs/<run_id>.json``.
     """
+    from assay.platform.flows import evaluate as run_evaluation
+
     if isinstance(ruleset, str):
         ruleset = parse(ruleset)
-    return _evaluate(
+    return run_evaluation(
         ruleset,
         data,
         references=references,
@@ -86,5 +90,6 @@ def evaluate(
         composite_mode=composite_mode,
         filtered_rows=filtered_rows,
         row_level=row_level,
-        engine=DuckDBEngine(threads=threads) if threads else None,
+        workspace=workspace,
+        engine_factory=(lambda: DuckDBEngine(threads=threads)) if threads else None,
     )

@@ -19,7 +19,7 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +38,7 @@ from assay.store import MetricKey
 from assay.store.profiles import Judgement, LoadInfo
 
 if TYPE_CHECKING:
+    from assay.platform.run import Run
     from assay.store import MetricStore
 
 KINDS = ("null_rate", "new_value", "volume", "range", "schema")
@@ -150,6 +151,19 @@ class ProfileResult:
     history: int = 0  # loads in the window
     queries: int = 0
 
+    def run_summary(self) -> dict[str, Any]:
+        """What the run record keeps of a profile: its size, its alerts and its decisions."""
+        return {
+            "dataset": self.dataset,
+            "load_date": self.load_date.isoformat(),
+            "rows": self.profile.rows,
+            "columns": len(self.profile.columns),
+            "window_loads": self.history,
+            "alerts": [a.to_dict() for a in self.alerts],
+            "decisions": self.decisions,
+            "queries": self.queries,
+        }
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "dataset": self.dataset,
@@ -186,9 +200,12 @@ def profile(
     window: str | drift.Window | None = None,
     config: DatasetConfig | None = None,
     engine: Engine | None = None,
+    run: Run | None = None,
 ) -> ProfileResult:
     """Profile one load of ``dataset`` in one query, store it (replacing an earlier profile of the
-    same date), and judge it against the window of earlier loads. Without a store, only measure."""
+    same date), and judge it against the window of earlier loads. Without a store, only measure.
+    Inside a ``run`` (:func:`assay.platform.flows.profile`), the run's completed record is
+    written in the same transaction as the load, its profile, its judgement and its decisions."""
     config = config or DatasetConfig()
     chosen = window if isinstance(window, drift.Window) else drift.Window.parse(window or config.window)
     # The file's checksum is read from the start, while the engine opens, reads and scans the
@@ -228,6 +245,7 @@ def profile(
                 source_path=str(path) if path else None,
                 source_sha256=source_sha256,
                 row_count=load.rows,
+                run_id=None if run is None else run.id,
             )
             store.save_metrics(result.load_id, load.metrics())
             store.save_profile(
@@ -237,6 +255,10 @@ def profile(
             )
             result.replaced = store.supersede(dataset, load_date, keep=result.load_id) if earlier else 0
             _judge(store, result, chosen, config)
+            if run is not None:
+                run.inputs = [replace(item, sha256=source_sha256) for item in run.inputs]
+                run.counts = {"rows": load.rows, "columns": len(load.columns), "alerts": len(result.alerts)}
+                run.complete(summary=result.run_summary(), load_id=result.load_id)
         return result
     finally:
         hashing.shutdown(cancel_futures=True)

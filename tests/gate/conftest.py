@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.gate.gate import Gate, GateOptions, GateResult
+from assay.gate.gate import GateOptions, GateResult
+from assay.platform.flows import gate as run_gate
 from assay.store import MetricStore
 
 RULES = '''rule_id,contributor_type,category,severity,rule,description
@@ -58,7 +59,7 @@ class Bench:
             workspace=self.workspace,
             **kw,  # type: ignore[arg-type]
         )
-        return Gate(options, self.store).run()
+        return run_gate(options, store=self.store)
 
 
 @pytest.fixture

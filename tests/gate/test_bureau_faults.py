@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 
 from assay.demo import bureau as bu
 from assay.demo import faults as fa
-from assay.gate.gate import Gate, GateOptions, GateResult
+from assay.gate.gate import GateOptions, GateResult
 from assay.lake.iceberg import Warehouse
+from assay.platform.flows import gate as run_gate
 from assay.store import MetricStore
 
 DATA = resources.files("assay.demo") / "data"
@@ -52,7 +53,7 @@ class Workspace:
             schema=self.schema,
         )
         with MetricStore.open(workspace=self.root / "ws") as store:
-            return Gate(options, store).run()
+            return run_gate(options, store=store)
 
 
 @pytest.fixture(scope="module")

@@ -62,7 +62,7 @@ def test_open_creates_the_schema_from_empty(store_url: str, engine: sa.Engine) -
     assert sa.inspect(engine).get_table_names() == []
     MetricStore.open(store_url).close()
     assert set(sa.inspect(engine).get_table_names()) == TABLES | {schema.VERSION_TABLE}
-    assert versions(engine) == ["0003"]
+    assert versions(engine) == ["0004"]
 
 
 def test_migrations_create_what_the_code_expects(store: MetricStore, engine: sa.Engine) -> None:
@@ -87,7 +87,7 @@ def test_opening_again_keeps_the_data(store_url: str, engine: sa.Engine) -> None
         store.save_metrics(load, {MetricKey.dataset("RowCount"): 3.0})
     with MetricStore.open(store_url) as store:
         assert store.metrics_of(load) == {MetricKey.dataset("RowCount"): 3.0}
-    assert versions(engine) == ["0003"]
+    assert versions(engine) == ["0004"]
 
 
 def test_a_schema_newer_than_the_code_is_a_platform_error(store: MetricStore, engine: sa.Engine) -> None:

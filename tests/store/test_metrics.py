@@ -242,15 +242,15 @@ def test_runs_round_trip_with_outcomes(store: MetricStore) -> None:
             "ok": False,
         },
         outcomes=[
-            OutcomeRecord("RowCount > 0", "Passed", metrics={"Dataset.*.RowCount": 1200.0}),
+            OutcomeRecord("RowCount > 0", "passed", metrics={"Dataset.*.RowCount": 1200.0}),
             OutcomeRecord(
                 'Completeness "item" > 0.99',
-                "Failed",
+                "failed",
                 message="Value: 0.98 does not meet the constraint requirement!",
                 metrics={"Column.item.Completeness": 0.98},
                 labels={"team": "fin", "p": "1"},
             ),
-            OutcomeRecord("RowCount > avg(last(3))", "Error", message="no history"),
+            OutcomeRecord("RowCount > avg(last(3))", "config_error", message="no history"),
         ],
     )
     store.record_run(run)
@@ -283,7 +283,7 @@ def test_runs_filter_by_dataset(store: MetricStore) -> None:
 
 def test_recording_a_run_again_replaces_it(store: MetricStore) -> None:
     started = run_of(
-        "orders", None, may(1), outcomes=[OutcomeRecord("A", "Passed"), OutcomeRecord("B", "Passed")]
+        "orders", None, may(1), outcomes=[OutcomeRecord("A", "passed"), OutcomeRecord("B", "passed")]
     )
     store.record_run(started)
     finished = RunRecord(
@@ -294,7 +294,7 @@ def test_recording_a_run_again_replaces_it(store: MetricStore) -> None:
         state="system_error",
         started_at=may(1),
         finished_at=may(1, hour=1),
-        outcomes=[OutcomeRecord("A", "Error", message="engine failed")],
+        outcomes=[OutcomeRecord("A", "system_error", message="engine failed")],
     )
     store.record_run(finished)
     assert store.runs() == [finished]
@@ -306,7 +306,7 @@ def test_non_finite_numbers_in_runs_become_none(store: MetricStore) -> None:
         None,
         may(1),
         summary={"score": math.nan, "spread": [math.inf, 1.0]},
-        outcomes=[OutcomeRecord("Mean 'x' > 0", "Failed", metrics={"Column.x.Mean": math.nan})],
+        outcomes=[OutcomeRecord("Mean 'x' > 0", "failed", metrics={"Column.x.Mean": math.nan})],
     )
     store.record_run(run)
     (stored,) = store.runs()

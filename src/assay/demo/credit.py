@@ -24,8 +24,9 @@ from rich.table import Table
 
 from assay.demo import bureau as bu
 from assay.demo import faults as fa
-from assay.gate.gate import Gate, GateOptions, GateResult
+from assay.gate.gate import GateOptions, GateResult
 from assay.lake.iceberg import Warehouse
+from assay.platform.flows import gate as run_gate
 from assay.store import MetricStore
 from assay.workspace import Workspace
 
@@ -94,7 +95,7 @@ class Bureau:
             workspace=self.workspace.root,
             schema=self.schema,
         )
-        return Gate(options, store).run()
+        return run_gate(options, store=store)
 
     def run(self) -> None:
         console = self.console

@@ -14,16 +14,15 @@ read → baseline → measure → persist → judge → route → record (DESIGN
    lacks the baseline month, from the baseline rows themselves.
 5. A row failing a critical rule, a row of a month failing a critical dataset-level rule, and
    a parse error are quarantined; a row failing only warnings is committed and counted as warned.
-6. The healthy rows are committed to the Iceberg table in one atomic snapshot that replaces the
-   batch's months already committed for the contributor; then the quarantine file is published
-   and the run recorded. ``total == passed + quarantined``, always.
+6. The quarantine and held files and the run's manifest are staged; the healthy rows are
+   committed to the Iceberg table in one atomic snapshot that replaces the batch's months already
+   committed for the contributor (the commit point, carrying the run id); then the store settles
+   the run (:mod:`assay.gate.publish`) and the staged files are published. A run killed after
+   its snapshot is finished by the next one. ``total == passed + quarantined + held``, always.
 """
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -33,28 +32,30 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from assay.engine import DuckDBEngine, EngineError
+from assay.engine import EngineError
 from assay.errors import ConfigError
 from assay.gate import batch as batches
-from assay.gate import holds
+from assay.gate import holds, publish
 from assay.gate.baseline import HAS_PREV, lagged
 from assay.gate.schema import load_schema
 from assay.gate.summary import Group, GroupRule, RuleStats, Summary
 from assay.judge.evaluation import Evaluation
-from assay.lake.iceberg import Warehouse
+from assay.lake.iceberg import PreconditionFailed, Warehouse
 from assay.lake.quarantine import QuarantineFile, quarantine_path
 from assay.lake.readers import register
 from assay.lang.dqdl import ast
 from assay.measure import ScanPlan
+from assay.platform.faults import checkpoint
+from assay.platform.run import Input
 from assay.rules import control
 from assay.rules.compiler import CompiledRule, compile_rule
 from assay.rules.plan import AllOne, Compliance, Context
 from assay.rules.rows import FAIL, PASS, SKIP, RowLayout, tree_state
-from assay.store import MetricKey, OutcomeRecord, RunRecord
-from assay.workspace import Workspace
+from assay.store import MetricKey, OutcomeRecord
+from assay.vocabulary import Outcome
 
 if TYPE_CHECKING:
-    from assay.store import MetricStore
+    from assay.platform.run import Run
 
 ROW = batches.ROW
 PARSE_ERROR = "parse_error"
@@ -102,24 +103,30 @@ class GateResult:
 
 
 class Gate:
-    """One gate run. ``Gate(options).run()`` returns the result or raises ConfigError (exit 2,
-    nothing committed) or PlatformError (exit 3, nothing half-written left visible)."""
+    """One gate run inside a :class:`~assay.platform.run.Run` (which owns the engine, the store
+    and the workspace). ``Gate(options, run).run()`` returns the result or raises ConfigError
+    (exit 2, nothing committed) or PlatformError (exit 3, nothing half-written left visible)."""
 
-    def __init__(self, options: GateOptions, store: MetricStore) -> None:
+    def __init__(self, options: GateOptions, run: Run) -> None:
+        if run.store is None:
+            raise ConfigError("the gate needs a metric store")
         self.options = options
         self.contributor = batches.safe_name(options.contributor, "contributor")
-        self.store = store
-        self.workspace = Workspace(options.workspace)
-        self.run_id = str(uuid.uuid4())
-        self.started = datetime.now(UTC)
-        self.engine = DuckDBEngine()
+        self.execution = run
+        self.store = run.store
+        self.workspace = run.workspace
+        self.run_id = run.id
+        self.started = run.started_at
+        self.engine = run.engine
         self.loads: dict[int, date] = {}  # loads this run measured, and their statement dates
+        self.baseline_loads: set[int] = set()  # of those, the committed month before the batch
         self.domain: list[str] = []
 
     # --- the run ---------------------------------------------------------------------------
 
     def run(self) -> GateResult:
         opts = self.options
+        self.execution.phase = "reading the rules"
         control_file = control.load(opts.rules)
         chosen = control_file.select(opts.contributor_type)
         self.workspace.ensure()
@@ -127,7 +134,9 @@ class Gate:
         warehouse = Warehouse.open(self.workspace.root)
         exists = warehouse.exists(opts.table)
         schema = self._schema(warehouse, exists)
+        self.execution.phase = f"reading {opts.batch}"
         batch = batches.read(self.engine, opts.batch, schema)
+        self.execution.inputs = [Input(str(opts.batch), batch.sha256)]
         self._check_columns(batch.schema, chosen, empty=batch.total == 0)
         summary = Summary(
             self.run_id,
@@ -141,12 +150,10 @@ class Gate:
         duplicate = self._duplicate(warehouse, exists, batch.sha256)
         if duplicate is not None:
             summary.duplicate_of = duplicate
-            return self._finish(summary, None)
+            return self._finish(summary)
         if batch.total == 0:  # an empty batch is a recorded run with zero rows
-            self.engine.close()
-            return self._finish(summary, None)
-        with self._cleanup_on_error():
-            return self._gate(warehouse, exists, batch, chosen, summary)
+            return self._finish(summary)
+        return self._gate(warehouse, exists, batch, chosen, summary)
 
     def _gate(
         self,
@@ -174,9 +181,12 @@ class Gate:
             baseline = self._register_baseline(warehouse, baseline_date, schema)
         prev = sorted({name.removeprefix("prev_") for rule in chosen for name in rule.prev_columns})
         enriched = self._lagged(baseline, schema, prev)
+        self.execution.phase = "judging the rows"
         row_rules, group_rules = self._classify(chosen, enriched)
         states = self._row_states(row_rules, enriched)
+        self.execution.phase = "judging the months"
         groups = self._judge_groups(group_rules, enriched, baseline, baseline_date, dates)
+        checkpoint("after-measure")
         summary.groups = list(groups.values())
         return self._route_and_commit(
             warehouse, exists, batch, wrong, enriched, states, row_rules, group_rules, groups, summary
@@ -360,7 +370,9 @@ class Gate:
         ruleset = self._dataset_ruleset(rules)
         if rules and baseline is not None and baseline_date is not None and not self._stored(baseline_date):
             rows = self.engine.query(exp.select(exp.Star()).from_(exp.to_identifier(baseline, quoted=True)))
-            self._evaluate(ruleset, rows, baseline_date)
+            measured = self._evaluate(ruleset, rows, baseline_date)
+            if measured.load_id is not None:
+                self.baseline_loads.add(measured.load_id)
         # A batch of one month (the usual case) is that month whole: no filtered copy of it.
         whole = len(dates) == 1 and enriched.column(order).null_count == 0
         for day in dates:
@@ -387,8 +399,6 @@ class Gate:
                 )
                 if outcome.outcome == "Failed" and rule.severity == "critical":
                     group.rejected = True
-            if group.rejected and result.load_id is not None:
-                self.store.set_load_status(result.load_id, "rejected")
         return groups
 
     def _stored(self, day: date) -> bool:
@@ -399,6 +409,7 @@ class Gate:
             partition=self.contributor,
             before=_instant(day + timedelta(days=1)),
             limit=1,
+            run=self.run_id,
         )
         return bool(points) and points[0].logical_date == day
 
@@ -411,7 +422,7 @@ class Gate:
             store=self.store,
             now=_instant(day),
             logical_date=day,
-            record_run=False,
+            run_id=self.run_id,
         )
         try:
             result = evaluation.run()
@@ -497,11 +508,10 @@ class Gate:
             candidates = batch.typed.filter(
                 pc.invert(pc.is_in(batch.typed.column(ROW), pa.array(sorted(reasons), pa.int64())))
             )
-            found = holds.find(self.store, opts.table, self.domain, candidates, source=f"gate:{self.run_id}")
+            found = holds.find(self.store, opts.table, self.domain, candidates)
         for row, why in found.rejected.items():
             for message in why:
                 fail(row, "domain", message)
-        summary.decisions = sorted(found.decisions)
 
         quarantined_rows = sorted(reasons)
         if quarantined_rows:
@@ -528,29 +538,22 @@ class Gate:
                 f"{summary.passed} + {summary.quarantined} + {summary.held}"
             )
 
-        target = None
+        self.execution.phase = "staging the quarantine and held rows"
         if len(quarantine):
             run_day = opts.run_date or datetime.now(UTC).date()
             target = quarantine_path(self.workspace.root, run_day, self.contributor, self.run_id)
-            quarantine.stage(target)
-        held_target = staged_held = None
+            quarantine.write(self.execution.stage(target))
+            summary.quarantine_file = str(target)
         if held.num_rows:
             held_target = holds.held_path(self.workspace, opts.table, self.contributor, self.run_id)
             waits = [found.waits[row] for row in held.column(ROW).to_pylist()]
-            staged_held = holds.stage(held_target, held.drop_columns([ROW]), waits)
-        try:
-            self._commit(warehouse, exists, batch.schema, committed, groups, summary)
-        except BaseException:
-            quarantine.discard()
-            if staged_held is not None:
-                staged_held.unlink(missing_ok=True)
-            raise
-        quarantine.publish()
-        if staged_held is not None and held_target is not None:
-            staged_held.replace(held_target)
+            layout = holds.Layout(opts.key, opts.order, opts.contributor_column)
+            holds.write(self.execution.stage(held_target), held.drop_columns([ROW]), waits, layout)
             summary.held_file = str(held_target)
-        summary.quarantine_file = str(target) if target else None
-        return self._finish(summary, target)
+        needed = holds.counts([found.waits[row] for row in held.column(ROW).to_pylist()])
+        plan = self._plan(batch.schema, committed, groups, summary)
+        plan["decisions"] = [[column, value, rows] for (column, value), rows in sorted(needed.items())]
+        return self._commit(warehouse, exists, batch.schema, committed, plan, summary)
 
     def _rows_of_month(self, enriched: pa.Table, day: date) -> list[int]:
         """The batch positions of the rows dated ``day``. Found with one Arrow filter when a
@@ -561,129 +564,136 @@ class Gate:
         rows: list[int] = enriched.column(ROW).filter(in_month).to_pylist()
         return rows
 
+    def _plan(
+        self, schema: pa.Schema, committed: pa.Table, groups: dict[date, Group], summary: Summary
+    ) -> dict[str, Any]:
+        """The store writes this run makes when it commits (:func:`assay.gate.publish.settle`)."""
+        order = self.options.order
+        days = set(pc.unique(committed.column(order)).to_pylist()) if committed.num_rows else set()
+        # A month is replaced only when this batch commits rows for it: a resend refused whole
+        # (a truncated extract) leaves the month that was there.
+        replaced = sorted(day for day in groups if day in days)
+        plan: dict[str, Any] = {
+            "table": self.options.table,
+            "contributor": self.contributor,
+            "sha256": summary.source_sha256,
+            "snapshot_id": None,
+            "loads": [
+                {"id": load, "date": day.isoformat(), "baseline": load in self.baseline_loads}
+                for load, day in sorted(self.loads.items())
+            ],
+            "committed_dates": [day.isoformat() for day in replaced],
+            "rows_by_date": {},
+            "values": [],
+            "schema": [[f.name, str(f.type)] for f in schema],
+            "duplicate_of": None,
+        }
+        if self.domain and committed.num_rows:
+            # the values this run's committed rows teach the domain columns, month by month
+            for day in sorted(days):
+                rows = committed.filter(
+                    pc.equal(committed.column(order), pa.scalar(day, schema.field(order).type))
+                )
+                plan["rows_by_date"][day.isoformat()] = rows.num_rows
+                counts = {
+                    column: {
+                        str(item["values"]): int(item["counts"])
+                        for item in pc.value_counts(pc.cast(rows.column(column), pa.string())).to_pylist()
+                        if item["values"] is not None
+                    }
+                    for column in self.domain
+                }
+                plan["values"].append({"date": day.isoformat(), "counts": counts})
+        return plan
+
     def _commit(
         self,
         warehouse: Warehouse,
         exists: bool,
         schema: pa.Schema,
         committed: pa.Table,
-        groups: dict[date, Group],
+        plan: dict[str, Any],
         summary: Summary,
-    ) -> None:
+    ) -> GateResult:
         opts = self.options
-        committed_days = (
-            set(pc.unique(committed.column(opts.order)).to_pylist()) if committed.num_rows else set()
-        )
-        # A month is replaced only when this batch commits rows for it: a resend refused whole
-        # (a truncated extract) leaves the month that was there.
-        replaced = sorted(day for day in groups if day in committed_days)
-        self._settle_loads(set(replaced), set(groups))
-        if not committed.num_rows:
-            return
-        if not exists:
-            warehouse.create(opts.table, schema, [opts.contributor_column, opts.order])
-        existing = {
-            p.values[opts.order]
-            for p in warehouse.partitions(opts.table, {opts.contributor_column: self.contributor})
-        }
-        info = warehouse.commit(
-            opts.table,
-            committed.drop_columns([ROW]).select(schema.names),
-            replace={opts.contributor_column: self.contributor, opts.order: replaced},
-            properties={
-                "assay.run-id": self.run_id,
-                "assay.source-sha256": summary.source_sha256,
-                "assay.contributor": self.contributor,
-                "assay.contributor-type": opts.contributor_type,
-                "assay.source-path": str(opts.batch),
-            },
-        )
-        summary.snapshot_id = info.snapshot_id
-        summary.replaced_dates = [day.isoformat() for day in replaced if day in existing]
-        self._record_values(schema, committed)
-
-    def _record_values(self, schema: pa.Schema, committed: pa.Table) -> None:
-        """Teach the domain columns the values this run committed, month by month, so that a
-        value never committed before is recognised as new next time."""
-        if not self.domain:
-            return
-        order = self.options.order
-        load_of = {day: load for load, day in self.loads.items()}
-        for day in sorted(set(committed.column(order).to_pylist())):
-            rows = committed.filter(
-                pc.equal(committed.column(order), pa.scalar(day, schema.field(order).type))
-            )
-            load = load_of.get(day)
-            if load is None:
-                load = self.store.create_load(
-                    self.options.table,
-                    partition=self.contributor,
-                    logical_time=_instant(day),
-                    logical_date=day,
-                    row_count=rows.num_rows,
-                )
-                self.store.supersede(self.options.table, day, partition=self.contributor, keep=load)
-            counts = {
-                column: {
-                    str(item["values"]): int(item["counts"])
-                    for item in pc.value_counts(pc.cast(rows.column(column), pa.string())).to_pylist()
-                    if item["values"] is not None
-                }
-                for column in self.domain
+        replaced = [date.fromisoformat(day) for day in plan["committed_dates"]]
+        self.execution.manifest.settle = plan
+        self.execution.manifest.summary = summary.to_dict()
+        self.execution.write_manifest()
+        checkpoint("after-stage")
+        if committed.num_rows:
+            self.execution.phase = f"committing to table {opts.table}"
+            if not exists:
+                warehouse.create(opts.table, schema, [opts.contributor_column, opts.order])
+            existing = {
+                p.values[opts.order]
+                for p in warehouse.partitions(opts.table, {opts.contributor_column: self.contributor})
             }
-            self.store.save_profile(load, [(f.name, str(f.type)) for f in schema], counts)
-
-    def _settle_loads(self, committed_days: set[date], batch_days: set[date]) -> None:
-        """A month committed by this run replaces its older measurements; a month of the batch
-        that committed nothing must not become history."""
-        for load, day in self.loads.items():
-            if day in committed_days:
-                self.store.supersede(self.options.table, day, partition=self.contributor, keep=load)
-            elif day in batch_days:
-                self.store.set_load_status(load, "rejected")
+            checkpoint("before-commit")
+            try:
+                info = warehouse.commit(
+                    opts.table,
+                    committed.drop_columns([ROW]).select(schema.names),
+                    replace={opts.contributor_column: self.contributor, opts.order: replaced},
+                    properties={
+                        "assay.run-id": self.run_id,
+                        "assay.source-sha256": summary.source_sha256,
+                        "assay.contributor": self.contributor,
+                        "assay.contributor-type": opts.contributor_type,
+                        "assay.source-path": str(opts.batch),
+                        "assay.months": ",".join(plan["committed_dates"]),
+                    },
+                    unless={
+                        "assay.source-sha256": summary.source_sha256,
+                        "assay.contributor": self.contributor,
+                    },
+                )
+            except PreconditionFailed as twin:  # the same file committed by a run beside this one
+                plan["duplicate_of"] = twin.found.properties.get("assay.run-id", str(twin.found.snapshot_id))
+            else:
+                checkpoint("after-commit")
+                plan["snapshot_id"] = info.snapshot_id
+                summary.snapshot_id = info.snapshot_id
+                summary.replaced_dates = [day.isoformat() for day in replaced if day in existing]
+        return self._finish(summary, plan)
 
     # --- recording ---------------------------------------------------------------------------
 
-    def _finish(self, summary: Summary, quarantine: Path | None) -> GateResult:
+    def _finish(self, summary: Summary, plan: dict[str, Any] | None = None) -> GateResult:
+        """The run's store commit (its settle and its completed record), then its publishing."""
+        self.execution.phase = "recording the run"
         summary.finished_at = datetime.now(UTC).isoformat()
-        payload = summary.to_dict()
-        self.store.record_run(
-            RunRecord(
-                id=self.run_id,
-                kind="gate",
-                dataset=self.options.table,
-                load_id=max(self.loads) if self.loads else None,
-                state="completed",
-                started_at=self.started,
-                finished_at=datetime.now(UTC),
-                summary=payload,
-                outcomes=[
-                    OutcomeRecord(
-                        rule.rule_id,
-                        rule.outcome if rule.outcome in ("Passed", "Failed", "Error") else "Error",
-                        rule.message,
-                        {"observed": rule.observed},
-                        {"statement_date": group.statement_date, "severity": rule.severity},
-                    )
-                    for group in summary.groups
-                    for rule in group.dataset_rules
-                ],
-            )
+        if plan is None:  # nothing measured, staged or committed: a duplicate file or an empty one
+            plan = self._plan(pa.schema([]), pa.table({}), {}, summary)
+        self.execution.manifest.settle = plan
+        self.execution.counts = {
+            "total": summary.total,
+            "committed": summary.passed,
+            "quarantined": summary.quarantined,
+            "held": summary.held,
+        }
+        recorded = self.execution.commit(
+            lambda: publish.settle(self.store, self.workspace, self.execution.manifest),
+            summary=summary.to_dict(),
+            outcomes=[
+                OutcomeRecord(
+                    rule.rule_id,
+                    Outcome.from_glue(rule.outcome).value,
+                    rule.message,
+                    {"observed": rule.observed},
+                    {"statement_date": group.statement_date, "severity": rule.severity},
+                )
+                for group in summary.groups
+                for rule in group.dataset_rules
+            ],
+            load_id=max(self.loads) if self.loads else None,
         )
-        path = self.workspace.write_run(self.run_id, payload)
-        return GateResult(summary, quarantine, path)
-
-    @contextmanager
-    def _cleanup_on_error(self) -> Iterator[None]:
-        """On any failure the months measured by this run must not become anyone's history."""
-        try:
-            yield
-        except BaseException:
-            for load in self.loads:
-                self.store.set_load_status(load, "rejected")
-            raise
-        finally:
-            self.engine.close()
+        summary.decisions = list(recorded.get("decisions", []))
+        if recorded.get("duplicate_of"):
+            summary.duplicate_of = recorded["duplicate_of"]
+            summary.quarantine_file = summary.held_file = None
+        quarantine = Path(summary.quarantine_file) if summary.quarantine_file else None
+        return GateResult(summary, quarantine, self.workspace.runs / f"{self.run_id}.json")
 
 
 def _counts(states: pa.ChunkedArray) -> dict[str, int]:

@@ -36,11 +36,15 @@ WAITS = "__waits"
 ROW = "__row"
 
 
+WAIT = pa.struct([("column", pa.string()), ("value", pa.string())])
+"""What a held row waits on: the decision on one value of one domain column."""
+
+
 @dataclass
 class Holds:
-    waits: dict[int, list[int]] = field(default_factory=dict)  # row -> decision ids it waits on
+    waits: dict[int, list[tuple[str, str]]] = field(default_factory=dict)  # row -> (column, value)s
     rejected: dict[int, list[str]] = field(default_factory=dict)  # row -> why it is quarantined
-    decisions: set[int] = field(default_factory=set)
+    needed: dict[tuple[str, str], int] = field(default_factory=dict)  # (column, value) -> rows held
 
 
 def domain_columns(workspace: Workspace, table: str) -> list[str]:
@@ -51,9 +55,11 @@ def domain_columns(workspace: Workspace, table: str) -> list[str]:
     return load_config(path).domain_columns if path.exists() else []
 
 
-def find(store: MetricStore, table: str, columns: list[str], rows: pa.Table, *, source: str) -> Holds:
+def find(store: MetricStore, table: str, columns: list[str], rows: pa.Table) -> Holds:
     """The rows (typed, with ``__row``) that carry an undecided or rejected never-seen value.
-    ``source`` (the gate run) is where the decisions it opens say their rows came from."""
+
+    Nothing is written: the decisions a run needs (``needed``) are opened when the run commits,
+    so a run that fails or is killed asks nobody to decide anything."""
     holds = Holds()
     for column in columns:
         if column not in rows.column_names:
@@ -74,83 +80,215 @@ def find(store: MetricStore, table: str, columns: list[str], rows: pa.Table, *, 
                         f"{column} '{value}' was rejected as a value of {column}"
                     )
                 continue
-            decision = store.open_decision(table, column, value, len(found), None, source=source)
-            holds.decisions.add(decision)
+            holds.needed[(column, value)] = len(found)
             for row in found:
-                holds.waits.setdefault(row, []).append(decision)
+                holds.waits.setdefault(row, []).append((column, value))
     return holds
 
 
+def held_folder(workspace: Workspace, table: str, contributor: str) -> Path:
+    return workspace.root / "held" / table / f"contributor={contributor}"
+
+
 def held_path(workspace: Workspace, table: str, contributor: str, run_id: str) -> Path:
-    return workspace.root / "held" / table / f"contributor={contributor}" / f"{run_id}.parquet"
+    return held_folder(workspace, table, contributor) / f"{run_id}.parquet"
 
 
-def stage(path: Path, rows: pa.Table, waits: list[list[int]]) -> Path:
-    """Write held rows with the decisions each waits on next to ``path``; rename to publish."""
+@dataclass(frozen=True)
+class Layout:
+    """The table's columns that releasing held rows needs: the key, the order (statement date)
+    and the contributor column. Kept in each held file's metadata."""
+
+    key: str
+    order: str
+    contributor: str
+
+
+@dataclass
+class HeldFile:
+    rows: pa.Table
+    waits: list[list[tuple[str, str]]]
+    layout: Layout
+
+
+def write(path: Path, rows: pa.Table, waits: list[list[tuple[str, str]]], layout: Layout) -> None:
+    """Write held rows with what each waits on, atomically (written beside, then renamed)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    staged = path.with_name(path.name + ".partial")
-    pq.write_table(rows.append_column(WAITS, pa.array(waits, pa.list_(pa.int64()))), staged)
-    return staged
+    partial = path.with_name(path.name + ".partial")
+    column = pa.array([[{"column": c, "value": v} for c, v in w] for w in waits], pa.list_(WAIT))
+    table = rows.append_column(WAITS, column)
+    metadata = {f"assay.{name}".encode(): value.encode() for name, value in vars(layout).items()}
+    pq.write_table(table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata}), partial)
+    partial.replace(path)
 
 
-def write(path: Path, rows: pa.Table, waits: list[list[int]]) -> None:
-    """Write held rows with the decisions each waits on, atomically."""
-    stage(path, rows, waits).replace(path)
+def read(path: Path) -> HeldFile:
+    """A held file's rows, what each waits on, and the table's layout."""
+    held = pq.read_table(path)
+    metadata = held.schema.metadata or {}
+    waits = [[(w["column"], w["value"]) for w in ws] for ws in held.column(WAITS).to_pylist()]
+    rows = held.drop_columns([WAITS]).replace_schema_metadata(None)
+    layout = Layout(
+        *(metadata.get(f"assay.{n}".encode(), b"").decode() for n in ("key", "order", "contributor"))
+    )
+    return HeldFile(rows, waits, layout)
+
+
+def counts(waits: list[list[tuple[str, str]]]) -> dict[tuple[str, str], int]:
+    """How many held rows wait on each (column, value)."""
+    found: dict[tuple[str, str], int] = defaultdict(int)
+    for wait in waits:
+        for item in set(wait):
+            found[item] += 1
+    return dict(found)
+
+
+def withdraw(
+    workspace: Workspace, store: MetricStore, table: str, contributor: str, months: set[date], *, keep: str
+) -> int:
+    """Rows held by earlier runs for months that run ``keep`` has just replaced are withdrawn: the
+    month sent again stands instead, and accepting a decision later must not add a second record
+    of a key. The decisions those runs asked for lose the withdrawn rows (a decision left with
+    none is closed). Returns the rows withdrawn; safe to repeat."""
+    folder = held_folder(workspace, table, contributor)
+    if not months or not folder.exists():
+        return 0
+    withdrawn = 0
+    for path in sorted(folder.glob("*.parquet")):
+        if path.stem == keep:
+            continue
+        held = read(path)
+        if held.layout.order not in held.rows.column_names:
+            continue
+        dates = held.rows.column(held.layout.order).to_pylist()
+        stay = [_day(d) not in months for d in dates]
+        if all(stay):
+            continue
+        withdrawn += stay.count(False)
+        left = [w for w, s in zip(held.waits, stay, strict=True) if s]
+        if any(stay):
+            write(path, held.rows.filter(pa.array(stay)), left, held.layout)
+        else:
+            path.unlink()
+        source = f"gate:{path.stem}"
+        still = [
+            store.open_decision(table, column, value, n, None, source=source)
+            for (column, value), n in counts(left).items()
+        ]
+        store.settle_decisions(table, source, keep=still)
+    return withdrawn
 
 
 def release(workspace: Workspace, store: MetricStore, decision: Decision) -> list[str]:
-    """Apply a decision to the rows held for it; returns what was done, one line per file."""
+    """Apply a decision to the rows held for it; returns what was done, one line per file.
+
+    An accepted row is committed only if the table has no record of its key for its month yet
+    (a resend may have brought one meanwhile, or an earlier release was stopped after its
+    commit): such a row is quarantined with that reason instead, so no key is ever committed twice.
+    """
     folder = workspace.root / "held" / decision.dataset
     if decision.status == "pending" or not folder.exists():
         return []
     lines = []
+    wanted = (decision.column, decision.value)
     for path in sorted(folder.glob("contributor=*/*.parquet")):
-        held = pq.read_table(path)
-        waits = held.column(WAITS).to_pylist()
-        if not any(decision.id in w for w in waits):
+        held = read(path)
+        rows, waits = held.rows, held.waits
+        hit = [wanted in w for w in waits]
+        if not any(hit):
             continue
         contributor = path.parent.name.removeprefix("contributor=")
         if decision.status == "accepted":
-            remaining = [[d for d in w if d != decision.id] for w in waits]
-            ready = pa.array([not w for w in remaining])
-            rows = held.drop_columns([WAITS]).filter(ready)
-            if rows.num_rows:
+            remaining = [[item for item in w if item != wanted] for w in waits]
+            ready = [not w for w in remaining]
+            taken = _committed_keys(workspace, decision.dataset, rows, ready, held.layout, contributor)
+            commit = [r and not t for r, t in zip(ready, taken, strict=True)]
+            chosen = rows.filter(pa.array(commit))
+            if chosen.num_rows:
                 Warehouse.open(workspace.root).commit(
                     decision.dataset,
-                    rows,
+                    chosen,
                     properties={"assay.run-id": f"decision-{decision.id}", "assay.contributor": contributor},
                 )
-                lines.append(f"committed {rows.num_rows} held row(s) of {decision.dataset} for {contributor}")
-            keep = pc.invert(ready)
-            left = [w for w, done in zip(remaining, ready.to_pylist(), strict=True) if not done]
+                lines.append(
+                    f"committed {chosen.num_rows} held row(s) of {decision.dataset} for {contributor}"
+                )
+            if any(taken):
+                lines.append(
+                    _quarantine(
+                        workspace,
+                        decision.dataset,
+                        rows.filter(pa.array(taken)),
+                        contributor,
+                        f"decision-{decision.id}-{path.stem}-committed",
+                        f"a record of this {held.layout.key} for this month is already committed",
+                    )
+                )
+            keep = [not r for r in ready]
+            left = [w for w, k in zip(remaining, keep, strict=True) if k]
         else:
-            hit = pa.array([decision.id in w for w in waits])
-            rows = held.drop_columns([WAITS]).filter(hit)
-            quarantine = QuarantineFile(rows.column_names, f"decision-{decision.id}")
             reason = (
                 f"{decision.column} '{decision.value}' was rejected "
                 f"(decision {decision.id}, by {decision.decided_by})"
             )
-            for values in rows.to_pylist():
-                quarantine.add(
-                    {k: None if v is None else _text(v) for k, v in values.items()}, ["domain"], [reason]
-                )
-            target = quarantine_path(
-                workspace.root, datetime.now(UTC).date(), contributor, f"decision-{decision.id}-{path.stem}"
-            )
-            quarantine.stage(target)
-            quarantine.publish()
             lines.append(
-                f"quarantined {rows.num_rows} held row(s) of {decision.dataset} for {contributor}: {target}"
+                _quarantine(
+                    workspace,
+                    decision.dataset,
+                    rows.filter(pa.array(hit)),
+                    contributor,
+                    f"decision-{decision.id}-{path.stem}",
+                    reason,
+                )
             )
-            keep = pc.invert(hit)
-            left = [w for w, out in zip(waits, hit.to_pylist(), strict=True) if not out]
-        still = held.drop_columns([WAITS]).filter(keep)
+            keep = [not h for h in hit]
+            left = [w for w, k in zip(waits, keep, strict=True) if k]
+        still = rows.filter(pa.array(keep))
         if still.num_rows:
-            write(path, still, left)
+            write(path, still, left, held.layout)
         else:
             path.unlink()
     return lines
+
+
+def _committed_keys(
+    workspace: Workspace,
+    table: str,
+    rows: pa.Table,
+    ready: list[bool],
+    layout: Layout,
+    contributor: str,
+) -> list[bool]:
+    """For each held row, whether the table already has a record of its key for its month."""
+    key, order = layout.key, layout.order
+    if not key or key not in rows.column_names or order not in rows.column_names or not any(ready):
+        return [False] * rows.num_rows
+    months = sorted({d for d, r in zip(rows.column(order).to_pylist(), ready, strict=True) if r and d})
+    where: dict[str, object] = {order: months}
+    if layout.contributor:
+        where[layout.contributor] = contributor
+    present = Warehouse.open(workspace.root).read(table, where, columns=[key, order])
+    seen = set(zip(present.column(key).to_pylist(), present.column(order).to_pylist(), strict=True))
+    pairs = zip(rows.column(key).to_pylist(), rows.column(order).to_pylist(), strict=True)
+    return [(k, d) in seen for k, d in pairs]
+
+
+def _quarantine(
+    workspace: Workspace, table: str, rows: pa.Table, contributor: str, name: str, reason: str
+) -> str:
+    quarantine = QuarantineFile(rows.column_names, name)
+    for values in rows.to_pylist():
+        quarantine.add({k: None if v is None else _text(v) for k, v in values.items()}, ["domain"], [reason])
+    target = quarantine_path(workspace.root, datetime.now(UTC).date(), contributor, name)
+    quarantine.stage(target)
+    quarantine.publish()
+    return f"quarantined {rows.num_rows} held row(s) of {table} for {contributor}: {target}"
+
+
+def _day(value: object) -> date | None:
+    if isinstance(value, datetime):
+        return value.date()
+    return value if isinstance(value, date) else None
 
 
 def _text(value: object) -> str:

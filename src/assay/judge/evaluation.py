@@ -8,7 +8,6 @@ the history of earlier evaluations of the same dataset and partition.
 from __future__ import annotations
 
 import math
-import uuid
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
@@ -16,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from assay.engine import DuckDBEngine, Engine
 from assay.errors import ConfigError
 from assay.judge import verdicts
-from assay.judge.result import AnalyzerOutcome, EvaluationResult, RuleOutcome, json_number
+from assay.judge.result import AnalyzerOutcome, EvaluationResult, RuleOutcome
 from assay.judge.rowlevel import row_outcomes
 from assay.lake.checksum import digest
 from assay.lake.readers import register
@@ -26,7 +25,7 @@ from assay.measure import Aggregate, Measurements, ScanPlan
 from assay.measure.requests import count_star
 from assay.rules.compiler import CompiledRule, compile_analyzer, compile_rule
 from assay.rules.plan import Context, LeafPlan
-from assay.store import MetricKey, OutcomeRecord, RunRecord
+from assay.store import MetricKey
 
 if TYPE_CHECKING:
     from assay.store import MetricStore
@@ -36,10 +35,11 @@ FILTERED_ROWS = ("passed", "skipped")
 
 
 def parse_now(now: datetime | str | None) -> datetime:
-    """The evaluation clock: the given instant (naive means UTC), or now truncated to the minute
-    (Glue's ``now()`` is minute-precise)."""
+    """The evaluation clock: the given instant (naive means UTC), or now, at full precision: it is
+    also the evaluation's point in history, and two evaluations a second apart must see each
+    other in ``last(k)``."""
     if now is None:
-        return datetime.now(UTC).replace(second=0, microsecond=0)
+        return datetime.now(UTC)
     if isinstance(now, str):
         try:
             now = datetime.fromisoformat(now)
@@ -73,7 +73,7 @@ class Evaluation:
         row_level: bool = False,
         engine: Engine | None = None,
         logical_date: date | None = None,
-        record_run: bool = True,
+        run_id: str | None = None,
     ) -> None:
         if composite_mode not in COMPOSITE_MODES:
             raise ConfigError(f"composite mode must be 'column' or 'row', not '{composite_mode}'")
@@ -88,7 +88,8 @@ class Evaluation:
         self.skip_filtered = filtered_rows == "skipped"
         self.want_rows = row_level
         self.logical_date = logical_date
-        self.record_run = record_run
+        self.source_sha256: str | None = None  # the primary file's checksum, when a load records it
+        self.run_id = run_id  # the run whose pending loads this evaluation writes and reads
         self.owns_engine = engine is None
         self.engine = engine or DuckDBEngine()
         self.primary = register(self.engine, "primary", data)
@@ -108,7 +109,6 @@ class Evaluation:
         )
 
     def run(self) -> EvaluationResult:
-        started = datetime.now(UTC)
         compiled = [
             compile_rule(node, self.ctx, i, row_mode=self.row_mode)
             for i, node in enumerate(self.ruleset.rules or ())
@@ -135,8 +135,6 @@ class Evaluation:
             )
         result.queries = self.engine.queries
         result.load_id = load_id
-        if self.store is not None and self.dataset and self.record_run:
-            result.run_id = self._record(result, load_id, started)
         return result
 
     # --- measuring and persisting --------------------------------------------------------
@@ -166,14 +164,17 @@ class Evaluation:
                 value = measured.get(spec.display)
                 metrics[spec.stored] = value if value is None or math.isfinite(value) else None
         path = self.primary.path
+        self.source_sha256 = digest(path) if path else None
         load_id = self.store.create_load(
             self.dataset,
             partition=self.partition,
             logical_time=self.now,
             logical_date=self.logical_date,
             source_path=str(path) if path else None,
-            source_sha256=digest(path) if path else None,
+            source_sha256=self.source_sha256,
             row_count=int(rows) if rows is not None else None,
+            run_id=self.run_id,
+            status="pending" if self.run_id else "current",
         )
         self.store.save_metrics(load_id, metrics)
         return load_id
@@ -181,7 +182,9 @@ class Evaluation:
     def _history(self, key: MetricKey, k: int) -> list[float]:
         if self.store is None or not self.dataset:
             return []
-        points = self.store.history(self.dataset, key, partition=self.partition, before=self.now, limit=k)
+        points = self.store.history(
+            self.dataset, key, partition=self.partition, before=self.now, limit=k, run=self.run_id
+        )
         return [p.value for p in points if p.value is not None]
 
     # --- judging ---------------------------------------------------------------------------
@@ -235,34 +238,10 @@ class Evaluation:
                 outcome.metrics.update({m.display: measured[m.display] for m in plan.metrics})
         return outcome
 
-    def _record(self, result: EvaluationResult, load_id: int | None, started: datetime) -> str:
-        assert self.store is not None
-        run_id = str(uuid.uuid4())
-        summary = {"score": result.score, **result.counts(), "queries": result.queries}
-        outcomes = [
-            OutcomeRecord(
-                r.rule, r.outcome, r.message, {k: json_number(v) for k, v in r.metrics.items()}, r.labels
-            )
-            for r in result.rules
-        ]
-        self.store.record_run(
-            RunRecord(
-                id=run_id,
-                kind="dqdl",
-                dataset=self.dataset,
-                load_id=load_id,
-                state="completed",
-                started_at=started,
-                finished_at=datetime.now(UTC),
-                summary=summary,
-                outcomes=outcomes,
-            )
-        )
-        return run_id
-
 
 def evaluate(ruleset: ast.Ruleset, data: Any, **options: Any) -> EvaluationResult:
-    """Evaluate a parsed ruleset on ``data``; see :func:`assay.dqdl.evaluate`."""
+    """Evaluate a parsed ruleset on ``data`` with no run around it (nothing recorded); the
+    public :func:`assay.dqdl.evaluate` runs it inside a run."""
     evaluation = Evaluation(ruleset, data, **options)
     try:
         return evaluation.run()

@@ -131,6 +131,15 @@ class CommitInfo:
     rows_deleted: int
 
 
+class PreconditionFailed(Exception):
+    """A commit's precondition found the table in a state where the commit must not happen
+    (the gate: another run already committed the same file). ``found`` says what it found."""
+
+    def __init__(self, found: SnapshotInfo) -> None:
+        super().__init__(f"snapshot {found.snapshot_id} already holds this commit")
+        self.found = found
+
+
 @dataclass(frozen=True)
 class SnapshotInfo:
     """One snapshot of a table, with the properties its commit wrote into the summary."""
@@ -374,8 +383,15 @@ class Warehouse:
         replace: Mapping[str, Any] | None = None,
         properties: Mapping[str, str] | None = None,
         retries: int = 8,
+        unless: Mapping[str, str] | None = None,
     ) -> CommitInfo:
         """Delete the rows matching ``replace`` and append ``rows``, in one snapshot.
+
+        ``unless`` is the commit's precondition, checked on every attempt against the table as
+        it then is: when a snapshot in its history already has all of these properties (the
+        gate: the same file from the same contributor), nothing is committed and
+        :class:`PreconditionFailed` says which snapshot it was. Checked inside the optimistic
+        retry, two runs committing the same file at once commit it once.
 
         ``replace`` is equality on columns, a list meaning any of its values; with empty ``rows``
         the commit only deletes. ``rows`` must have the table's columns, in any order; a type may
@@ -409,6 +425,11 @@ class Warehouse:
                 table = self._load(name)
                 if staged is not None and table.snapshot_by_id(staged.snapshot_id) is not None:
                     return staged
+            if unless:
+                found = _find(table, unless)
+                if found is not None:
+                    _delete(table, files)
+                    raise PreconditionFailed(found)
             transaction, staged, rewritten = _stage(table, name, files, predicate, replace, summary)
             try:
                 with _platform(f"table '{name}'"):
@@ -446,12 +467,24 @@ class Warehouse:
         ...     warehouse.find_snapshot("silver.accounts", sha="ab").snapshot_id == done.snapshot_id
         True
         """
+        return _find(self._load(name), properties)
+
+    def writers(self, name: str, **properties: str) -> dict[str, str]:
+        """Which run wrote each value of the ``assay.months`` property last: for every month the
+        snapshots having ``properties`` replaced, the ``assay.run-id`` of the newest of them.
+
+        A gate that commits a month writes it into ``assay.months``; when two runs commit the
+        same contributor-month, the table holds the newer run's rows, and this says which.
+        """
         table = self._load(name)
+        found: dict[str, str] = {}
         for snapshot in ancestors_of(table.current_snapshot(), table.metadata):
             info = SnapshotInfo.of(snapshot)
-            if all(info.properties.get(key) == value for key, value in properties.items()):
-                return info
-        return None
+            if not all(info.properties.get(key) == value for key, value in properties.items()):
+                continue
+            for month in filter(None, info.properties.get("assay.months", "").split(",")):
+                found.setdefault(month, info.properties.get("assay.run-id", ""))
+        return found
 
     def export(self, name: str, path: Path) -> int:
         """Write the whole current table to ``path`` (``.parquet`` or ``.csv``); return its row count.
@@ -501,6 +534,14 @@ class Warehouse:
             stats = table.inspect.partitions(row_filter=_filter(table, name, where or {})).to_pylist()
         infos = [PartitionInfo(dict(row.get("partition") or {}), int(row["record_count"])) for row in stats]
         return sorted(infos, key=lambda info: [(v is None, v) for v in info.values.values()])
+
+
+def _find(table: Table, properties: Mapping[str, str]) -> SnapshotInfo | None:
+    for snapshot in ancestors_of(table.current_snapshot(), table.metadata):
+        info = SnapshotInfo.of(snapshot)
+        if all(info.properties.get(key) == value for key, value in properties.items()):
+            return info
+    return None
 
 
 def _stage(

@@ -63,12 +63,16 @@ class QuarantineFile:
 
     def stage(self, target: Path) -> None:
         """Write the file next to ``target``; :meth:`publish` renames it into place."""
-        target.parent.mkdir(parents=True, exist_ok=True)
         staged = target.with_name(target.name + ".partial")
+        self.write(staged)
+        self._staged, self._target = staged, target
+
+    def write(self, path: Path) -> None:
+        """Write the file at ``path`` (a run's staging folder, which publishes it at its commit)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
         names = [*self.columns, *EXTRA]
         table = pa.table({n: pa.array([r[n] for r in self.rows], pa.string()) for n in names})
-        pacsv.write_csv(table, staged)
-        self._staged, self._target = staged, target
+        pacsv.write_csv(table, path)
 
     def publish(self) -> None:
         if self._staged is not None and self._target is not None:

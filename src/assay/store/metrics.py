@@ -123,11 +123,15 @@ class MetricStore(ProfileRecords):
         source_path: str | None = None,
         source_sha256: str | None = None,
         row_count: int | None = None,
+        run_id: str | None = None,
+        status: str = "current",
     ) -> int:
         """Record one arrival of data into ``dataset`` (registered if new) and return the load's id.
 
         ``logical_time`` is the instant the data is "as of" (for a DQDL evaluation, its clock) and
-        must be timezone-aware; ``partition`` ``""`` means the dataset is not partitioned.
+        must be timezone-aware; ``partition`` ``""`` means the dataset is not partitioned. A run
+        makes its loads ``pending`` under its ``run_id``: no history reads them (but the run's
+        own) until :meth:`settle_loads` settles them when the run commits.
 
         >>> from datetime import UTC
         >>> with MetricStore.open("sqlite://") as store:
@@ -135,6 +139,8 @@ class MetricStore(ProfileRecords):
         1
         """
         require_aware(logical_time, "logical_time")
+        if status not in LOAD_STATUSES:
+            raise ConfigError(f"unknown load status {status!r}: expected one of {', '.join(LOAD_STATUSES)}")
         with self._transaction() as connection:
             dataset_id = self._ensure_dataset(connection, dataset)
             inserted = connection.execute(
@@ -147,9 +153,55 @@ class MetricStore(ProfileRecords):
                     "source_path": source_path,
                     "source_sha256": source_sha256,
                     "row_count": row_count,
+                    "run_id": run_id,
+                    "status": status,
                 },
             )
             return int(inserted.scalar_one())
+
+    def run_loads(self, run_id: str) -> dict[int, str]:
+        """The loads a run measured, with their status.
+
+        >>> from datetime import UTC
+        >>> with MetricStore.open("sqlite://") as store:
+        ...     load = store.create_load("t", logical_time=datetime(2024, 5, 1, tzinfo=UTC),
+        ...                              run_id="r1", status="pending")
+        ...     store.run_loads("r1")
+        {1: 'pending'}
+        """
+        with self._transaction() as connection:
+            rows = connection.execute(
+                sa.select(schema.loads.c.id, schema.loads.c.status)
+                .where(schema.loads.c.run_id == run_id)
+                .order_by(schema.loads.c.id)
+            )
+            return {int(row.id): str(row.status) for row in rows}
+
+    def settle_loads(self, statuses: Mapping[int, str]) -> None:
+        """Give each load its final status in one transaction (a run's commit settling its loads).
+
+        >>> from datetime import UTC
+        >>> with MetricStore.open("sqlite://") as store:
+        ...     load = store.create_load("t", logical_time=datetime(2024, 5, 1, tzinfo=UTC), status="pending")
+        ...     store.settle_loads({load: "current"})
+        ...     store.run_loads("none")
+        {}
+        """
+        for status in statuses.values():
+            if status not in LOAD_STATUSES:
+                raise ConfigError(
+                    f"unknown load status {status!r}: expected one of {', '.join(LOAD_STATUSES)}"
+                )
+        with self._transaction() as connection:
+            by_dataset: dict[int, list[int]] = {}
+            for load_id, status in statuses.items():
+                dataset_id = self._require_load(connection, load_id)
+                connection.execute(
+                    sa.update(schema.loads).where(schema.loads.c.id == load_id).values(status=status)
+                )
+                by_dataset.setdefault(dataset_id, []).append(load_id)
+            for dataset_id, load_ids in by_dataset.items():
+                refresh_after(connection, dataset_id, load_ids)
 
     def set_load_status(self, load_id: int, status: str) -> None:
         """Mark a load ``current``, ``rejected`` (refused by a gate) or ``superseded`` (replaced).
@@ -269,12 +321,14 @@ class MetricStore(ProfileRecords):
         partition: str = "",
         before: datetime,
         limit: int | None = None,
+        run: str | None = None,
     ) -> list[HistoryPoint]:
         """Past values of one metric of ``dataset``'s ``partition``, most recent first.
 
-        Only current loads (not rejected or superseded) whose ``logical_time`` is strictly
-        earlier than ``before`` count, and loads that never stored the metric are skipped; a
-        stored None (no value, or NaN) is returned as such. DQDL's ``last(k)`` is
+        Only current loads (not pending, rejected or superseded) whose ``logical_time`` is
+        strictly earlier than ``before`` count, and the pending loads of ``run`` itself (a gate
+        judging several months of one batch reads its earlier months); loads that never stored
+        the metric are skipped; a stored None (no value, or NaN) is returned as such. DQDL's ``last(k)`` is
         ``[p.value for p in history(..., limit=k)]``. An unknown dataset has no history.
 
         >>> from datetime import UTC
@@ -301,7 +355,7 @@ class MetricStore(ProfileRecords):
                 schema.datasets.c.name == dataset,
                 schema.loads.c.partition == partition,
                 schema.loads.c.logical_time < before,
-                schema.loads.c.status == "current",
+                _readable(run),
                 schema.metrics.c.entity == key.entity,
                 schema.metrics.c.instance == key.instance,
                 schema.metrics.c.name == key.name,
@@ -348,6 +402,10 @@ class MetricStore(ProfileRecords):
                     "started_at": run.started_at,
                     "finished_at": run.finished_at,
                     "summary": _json_safe(run.summary, f"run {run.id} summary"),
+                    "inputs": _json_safe(list(run.inputs), f"run {run.id} inputs") if run.inputs else None,
+                    "counts": _json_safe(run.counts, f"run {run.id} counts"),
+                    "error": run.error,
+                    "owner": run.owner,
                 },
             )
             if run.outcomes:
@@ -370,7 +428,42 @@ class MetricStore(ProfileRecords):
                     ],
                 )
 
-    def runs(self, dataset: str | None = None, limit: int = 50) -> list[RunRecord]:
+    def decision_datasets(self, source: str) -> list[str]:
+        """The datasets with pending decisions that ``source`` (``gate:<run id>``) brought rows to.
+
+        >>> with MetricStore.open("sqlite://") as store:
+        ...     _ = store.open_decision("t", "venue", "XNEW", 3, None, source="gate:r1")
+        ...     store.decision_datasets("gate:r1")
+        ['t']
+        """
+        query = (
+            sa.select(schema.datasets.c.name)
+            .distinct()
+            .select_from(schema.decision_sources.join(schema.decisions).join(schema.datasets))
+            .where(schema.decision_sources.c.source == source)
+            .order_by(schema.datasets.c.name)
+        )
+        with self._transaction() as connection:
+            return [str(row.name) for row in connection.execute(query)]
+
+    def run(self, run_id: str) -> RunRecord | None:
+        """The run with this id, or None.
+
+        >>> with MetricStore.open("sqlite://") as store:
+        ...     store.run("0b7c5a52-4d0e-4a59-9d43-2f1f1d1f7d6e") is None
+        True
+        """
+        found = self._runs(sa.true(), limit=1, run_id=run_id)
+        return found[0] if found else None
+
+    def runs(
+        self,
+        dataset: str | None = None,
+        limit: int = 50,
+        *,
+        state: str | None = None,
+        kind: str | None = None,
+    ) -> list[RunRecord]:
         """The ``limit`` most recently started runs, of ``dataset`` or of every dataset, newest first.
 
         >>> with MetricStore.open("sqlite://") as store:
@@ -379,14 +472,23 @@ class MetricStore(ProfileRecords):
         """
         if limit < 0:
             raise ConfigError(f"runs limit must be 0 or more, got {limit}")
+        where = sa.and_(
+            sa.true() if dataset is None else schema.datasets.c.name == dataset,
+            sa.true() if state is None else schema.runs.c.state == state,
+            sa.true() if kind is None else schema.runs.c.kind == kind,
+        )
+        return self._runs(where, limit=limit)
+
+    def _runs(
+        self, where: sa.ColumnElement[bool], *, limit: int, run_id: str | None = None
+    ) -> list[RunRecord]:
         query = (
             sa.select(schema.runs, schema.datasets.c.name.label("dataset"))
             .select_from(schema.runs.outerjoin(schema.datasets))
+            .where(where if run_id is None else sa.and_(where, schema.runs.c.id == run_id))
             .order_by(schema.runs.c.started_at.desc(), schema.runs.c.id.desc())
             .limit(limit)
         )
-        if dataset is not None:
-            query = query.where(schema.datasets.c.name == dataset)
         with self._transaction() as connection:
             found = connection.execute(query).all()
             outcomes_of: dict[str, list[OutcomeRecord]] = {row.id: [] for row in found}
@@ -410,6 +512,10 @@ class MetricStore(ProfileRecords):
                 finished_at=row.finished_at,
                 summary=row.summary,
                 outcomes=outcomes_of[row.id],
+                inputs=row.inputs or (),
+                counts=row.counts,
+                error=row.error,
+                owner=row.owner,
             )
             for row in found
         ]
@@ -470,6 +576,14 @@ class MetricStore(ProfileRecords):
         if dataset_id is None:
             raise ConfigError(f"metric store {self.url} has no load with id {load_id}")
         return int(dataset_id)
+
+
+def _readable(run: str | None) -> sa.ColumnElement[bool]:
+    """Which loads a history read sees: the current ones, and ``run``'s own pending ones."""
+    current = schema.loads.c.status == "current"
+    if run is None:
+        return current
+    return sa.or_(current, sa.and_(schema.loads.c.status == "pending", schema.loads.c.run_id == run))
 
 
 def _finite_or_none(value: float | None, *, allow_infinite: bool) -> float | None:

@@ -18,6 +18,7 @@ from datetime import date, datetime
 from typing import Any
 
 from assay.errors import ConfigError
+from assay.vocabulary import Outcome, RunState
 
 ENTITIES = ("Dataset", "Column", "Multicolumn")
 """What a metric is about: the whole load, one column, or several columns together."""
@@ -25,14 +26,15 @@ ENTITIES = ("Dataset", "Column", "Multicolumn")
 RUN_KINDS = ("dqdl", "gate", "profile")
 """What a run executed: a DQDL ruleset, the ingestion gate, or a profile."""
 
-LOAD_STATUSES = ("current", "rejected", "superseded")
-"""A load stands (``current``), was refused by a gate (``rejected``), or was replaced (``superseded``)."""
+LOAD_STATUSES = ("pending", "current", "rejected", "superseded")
+"""A load waits for its run to settle (``pending``: no history reads it), stands (``current``), was
+refused by a gate (``rejected``), or was replaced (``superseded``)."""
 
-RUN_STATES = ("completed", "config_error", "system_error")
-"""How a run ended: it ran (whatever its outcomes), or the author's or the platform's error stopped it."""
+RUN_STATES = tuple(state.value for state in RunState)
+"""How a run stands: ``running``, then ``completed``, ``config_error`` or ``system_error``."""
 
-OUTCOMES = ("Passed", "Failed", "Error")
-"""The outcome of one rule, as AWS Glue reports it; ``Error`` is a rule that could not run."""
+OUTCOMES = tuple(outcome.value for outcome in Outcome)
+"""The outcome of one rule (:class:`assay.vocabulary.Outcome`); Glue's strings stay at the DQDL edge."""
 
 
 def _require(value: str, allowed: tuple[str, ...], what: str) -> None:
@@ -142,8 +144,8 @@ class OutcomeRecord:
     ``metrics`` maps display keys (``Dataset.*.RowCount``) to the values the rule judged; NaN and
     infinities are stored as None (JSON has neither). ``labels`` are the rule's DQDL labels.
 
-    >>> OutcomeRecord("RowCount > 0", "Passed", metrics={"Dataset.*.RowCount": 3.0}).outcome
-    'Passed'
+    >>> OutcomeRecord("RowCount > 0", "passed", metrics={"Dataset.*.RowCount": 3.0}).outcome
+    'passed'
     """
 
     rule: str
@@ -162,15 +164,18 @@ class RunRecord:
 
     ``id`` is a UUID string; ``dataset`` is a dataset name; ``summary`` is any JSON object (NaN
     and infinities inside it are stored as None). ``outcomes`` is kept as a tuple, in order.
+    ``inputs`` lists what the run read (``{"path": ..., "sha256": ...}``), ``counts`` its row or
+    rule counts, ``error`` why it did not complete, and ``owner`` the process that runs it
+    (``host:pid:start``), so that a later run can tell a killed run from a live one.
 
     >>> from datetime import UTC
     >>> run = RunRecord(
     ...     id="0b7c5a52-4d0e-4a59-9d43-2f1f1d1f7d6e", kind="dqdl", dataset="orders", load_id=None,
     ...     state="completed", started_at=datetime(2024, 5, 1, tzinfo=UTC),
-    ...     outcomes=[OutcomeRecord("RowCount > 0", "Passed")],
+    ...     outcomes=[OutcomeRecord("RowCount > 0", "passed")],
     ... )
     >>> run.outcomes
-    (OutcomeRecord(rule='RowCount > 0', outcome='Passed', message=None, metrics={}, labels={}),)
+    (OutcomeRecord(rule='RowCount > 0', outcome='passed', message=None, metrics={}, labels={}),)
     """
 
     id: str
@@ -182,6 +187,10 @@ class RunRecord:
     finished_at: datetime | None = None
     summary: Mapping[str, Any] | None = None
     outcomes: Sequence[OutcomeRecord] = ()
+    inputs: Sequence[Mapping[str, Any]] = ()
+    counts: Mapping[str, Any] | None = None
+    error: str | None = None
+    owner: str | None = None
 
     def __post_init__(self) -> None:
         try:
@@ -195,3 +204,4 @@ class RunRecord:
             require_aware(self.finished_at, "run finished_at")
         # A tuple, so that a record read back from the store equals the one that was written.
         object.__setattr__(self, "outcomes", tuple(self.outcomes))
+        object.__setattr__(self, "inputs", tuple(dict(item) for item in self.inputs))

@@ -103,10 +103,13 @@ loads = sa.Table(
     sa.Column("source_sha256", sa.String(64)),
     sa.Column("row_count", sa.BigInteger),
     sa.Column("created_at", UTCDateTime, nullable=False, default=utcnow),
-    # current | rejected | superseded (migration 0002): history reads current loads only.
+    # current | rejected | superseded (migration 0002), pending (0004): history reads current loads only.
     sa.Column("status", sa.String(20), nullable=False, server_default="current"),
+    # The run that measured the load (migration 0004): a pending load settles with its run.
+    sa.Column("run_id", sa.String(36)),
     sa.Index(None, "dataset_id", "partition", "logical_time"),
     sa.Index(None, "dataset_id", "partition", "logical_date"),
+    sa.Index(None, "run_id"),
 )
 
 metrics = sa.Table(
@@ -135,7 +138,13 @@ runs = sa.Table(
     sa.Column("started_at", UTCDateTime, nullable=False),
     sa.Column("finished_at", UTCDateTime),
     sa.Column("summary", sa.JSON(none_as_null=True)),
+    # migration 0004: what the run read, what it counted, why it failed, and which process runs it
+    sa.Column("inputs", sa.JSON(none_as_null=True)),
+    sa.Column("counts", sa.JSON(none_as_null=True)),
+    sa.Column("error", sa.Text),
+    sa.Column("owner", sa.String(200)),
     sa.Index(None, "dataset_id", "started_at"),
+    sa.Index(None, "state"),
 )
 
 outcomes = sa.Table(

@@ -1,0 +1,34 @@
+"""Crash points: the places where a run writes something that must survive a kill, named.
+
+The crash-safety tests (``tests/platform/test_crash.py``) start ``assay gate`` in a subprocess
+with ``ASSAY_CRASH_AT=<point>``; when the run reaches that point the process sends itself
+SIGKILL, exactly as an out-of-memory killer or a pulled plug would stop it, between two writes.
+Nothing else reads the variable, and a run without it pays one dictionary lookup per point.
+
+>>> checkpoint("before-commit")  # no ASSAY_CRASH_AT: nothing happens
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+ENV = "ASSAY_CRASH_AT"
+
+POINTS = (
+    "after-start",  # the run record says running; nothing else written
+    "after-measure",  # pending loads and metrics written
+    "after-stage",  # quarantine, held rows and the manifest staged
+    "before-commit",  # about to commit the Iceberg snapshot
+    "after-commit",  # the snapshot is committed; the store does not know yet
+    "after-settle",  # the store transaction settled loads, decisions and the run
+    "after-publish",  # one staged file was moved into place (the first one)
+    "after-summary",  # runs/<id>.json written; the staging folder still there
+)
+"""Every crash point, in the order a gate run passes them."""
+
+
+def checkpoint(name: str) -> None:
+    """Kill this process here if the crash tests asked for it (``ASSAY_CRASH_AT=name``)."""
+    if os.environ.get(ENV) == name:
+        os.kill(os.getpid(), signal.SIGKILL)

@@ -1,0 +1,174 @@
+"""Finish what killed runs left: roll forward a run past its commit point, abandon one before it.
+
+Every run starts by recovering the runs of its own dataset (so the next gate on a table repairs
+what the last one left); ``assay recover`` does it for the whole workspace. A run is only
+touched when the process that owns it is gone (same host, pid no longer running, or a pid reused
+by another process); a run owned by a live process or by another host is left alone.
+
+- ``running``, commit point passed (a gate whose Iceberg snapshot carries its id): the store
+  part is settled from the run's manifest, the staged files are published, the run completes.
+- ``running``, commit point not passed: its pending loads are rejected, the decisions it asked
+  for lose its rows, its staged files are deleted, and it becomes a ``system_error`` saying so.
+- ``completed`` with a staging folder left (killed while publishing): publishing is finished.
+"""
+
+from __future__ import annotations
+
+import shutil
+from contextlib import suppress
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from assay.errors import AssayError
+from assay.platform.run import MANIFEST, STAGING, Manifest, abandon, owner_alive, publish
+from assay.store.records import RunRecord
+from assay.vocabulary import RunState
+
+if TYPE_CHECKING:
+    from assay.store import MetricStore
+    from assay.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class Recovered:
+    """What recovery did to one run: ``finished`` (rolled forward) or ``abandoned``."""
+
+    run_id: str
+    kind: str
+    dataset: str | None
+    action: str
+    detail: str
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {
+            "run_id": self.run_id,
+            "kind": self.kind,
+            "dataset": self.dataset,
+            "action": self.action,
+            "detail": self.detail,
+        }
+
+
+def recover(
+    store: MetricStore, workspace: Workspace, *, dataset: str | None = None, exclude: str | None = None
+) -> list[Recovered]:
+    """Recover the dead runs of ``dataset`` (every dataset when None) in this workspace."""
+    done: list[Recovered] = []
+    seen: set[str] = set()
+    staging = workspace.root / STAGING
+    folders = sorted(staging.iterdir()) if staging.is_dir() else []
+    for folder in folders:
+        run = store.run(folder.name) if _is_uuid(folder.name) else None
+        if folder.name == exclude or (run is not None and dataset is not None and run.dataset != dataset):
+            continue
+        seen.add(folder.name)
+        if run is None:
+            if dataset is None:  # a folder no run of this store made (a kill before its first record)
+                shutil.rmtree(folder, ignore_errors=True)
+            continue
+        found = _recover(store, workspace, run)
+        if found is not None:
+            done.append(found)
+    for run in store.runs(dataset, limit=1000, state=RunState.RUNNING.value):
+        if run.id in seen or run.id == exclude:
+            continue
+        found = _recover(store, workspace, run)
+        if found is not None:
+            done.append(found)
+    return done
+
+
+def _recover(store: MetricStore, workspace: Workspace, run: RunRecord) -> Recovered | None:
+    manifest_path = workspace.root / STAGING / run.id / MANIFEST
+    manifest = Manifest.read(manifest_path) if manifest_path.is_file() else None
+    if run.state == RunState.COMPLETED.value:
+        if manifest is not None:
+            if not manifest.summary:
+                manifest.summary = dict(run.summary or {})
+            publish(workspace, manifest)
+            return Recovered(run.id, run.kind, run.dataset, "finished", "published what it had staged")
+        shutil.rmtree(workspace.root / STAGING / run.id, ignore_errors=True)
+        return None
+    if run.state != RunState.RUNNING.value:
+        shutil.rmtree(workspace.root / STAGING / run.id, ignore_errors=True)
+        return None
+    if owner_alive(run.owner) is not False:
+        return None  # still running, or on a host this process cannot see
+    snapshot = _snapshot(workspace, run) if manifest is not None and run.kind == "gate" else None
+    with store.transaction(lock=run.dataset):
+        again = store.run(run.id)
+        if again is None or again.state != RunState.RUNNING.value:
+            return None  # another process recovered it meanwhile
+        if manifest is not None and snapshot is not None:
+            from assay.gate import publish as gate_publish
+
+            manifest.settle["snapshot_id"] = snapshot
+            summary = dict(manifest.summary)
+            summary["snapshot_id"] = snapshot
+            summary["finished_at"] = datetime.now(UTC).isoformat()
+            summary.update(gate_publish.settle(store, workspace, manifest))
+            manifest.summary = summary
+            store.record_run(_with(again, RunState.COMPLETED, summary, None))
+            action, detail = "finished", f"its snapshot {snapshot} was committed; the rest is now published"
+        else:
+            abandon(store, run.id)
+            why = (
+                f"the process that ran it ({run.owner or 'unknown'}) stopped before the run's commit; "
+                "nothing it wrote was kept"
+            )
+            store.record_run(_with(again, RunState.SYSTEM_ERROR, {"error": why}, why))
+            action, detail = "abandoned", why
+    if action == "finished" and manifest is not None:
+        publish(workspace, manifest)
+    else:
+        shutil.rmtree(workspace.root / STAGING / run.id, ignore_errors=True)
+        with suppress(OSError):  # the store's error record is the one that counts
+            workspace.write_run(
+                run.id, {"run_id": run.id, "kind": run.kind, "state": "system_error", "error": detail}
+            )
+    return Recovered(run.id, run.kind, run.dataset, action, detail)
+
+
+def _snapshot(workspace: Workspace, run: RunRecord) -> int | None:
+    """The snapshot of the run's table that carries the run's id, if it committed one."""
+    from assay.lake.iceberg import Warehouse
+
+    if run.dataset is None:
+        return None
+    try:
+        warehouse = Warehouse.open(workspace.root)
+        if not warehouse.exists(run.dataset):
+            return None
+        found = warehouse.find_snapshot(run.dataset, **{"assay.run-id": run.id})
+    except AssayError:
+        return None
+    return None if found is None else found.snapshot_id
+
+
+def _with(run: RunRecord, state: RunState, summary: dict[str, object], error: str | None) -> RunRecord:
+    return RunRecord(
+        id=run.id,
+        kind=run.kind,
+        dataset=run.dataset,
+        load_id=run.load_id,
+        state=state.value,
+        started_at=run.started_at,
+        finished_at=datetime.now(UTC),
+        summary=summary,
+        outcomes=run.outcomes,
+        inputs=run.inputs,
+        counts=run.counts,
+        error=error,
+        owner=run.owner,
+    )
+
+
+def _is_uuid(text: str) -> bool:
+    import uuid
+
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return True
