@@ -79,4 +79,4 @@ def test_bad_runs_are_config_errors(changes: dict[str, object], message: str) ->
 
 def test_unknown_outcome_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="unknown rule outcome 'Passed'"):
-        OutcomeRecord("RowCount > 0", "Passed"  # Glue's string stays at the DQDL edge)
+        OutcomeRecord("RowCount > 0", "Passed")  # Glue's string stays at the DQDL edge
