@@ -548,6 +548,34 @@ def history_command(
         out.print(f"Plot: {plot}", highlight=False)
 
 
+@app.command("recover")
+def recover_command(
+    dataset: Annotated[str | None, typer.Option(help="Only this dataset's runs (default: all).")] = None,
+    workspace: WorkspaceOption = None,
+    store: StoreOption = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print what was recovered as JSON.")] = False,
+) -> None:
+    """Finish the runs that were killed after their commit, and undo those killed before it."""
+    from assay.platform.recover import recover
+    from assay.store import MetricStore
+
+    space = Workspace(workspace)
+    space.ensure()
+    with MetricStore.open(store_url(store), workspace=space.root) as metric_store:
+        done = recover(metric_store, space, dataset=dataset)
+    if json_out:
+        _write_json("-", {"recovered": [item.to_dict() for item in done]})
+        return
+    if not done:
+        out.print("nothing to recover", highlight=False)
+    for item in done:
+        out.print(
+            f"{item.action} {item.kind} run {item.run_id} of {item.dataset}: {item.detail}",
+            highlight=False,
+            markup=False,
+        )
+
+
 @app.command("demo")
 def demo(
     workspace: Annotated[Path | None, typer.Option(help="Where to build the demo [./assay-demo].")] = None,
