@@ -607,5 +607,8 @@ def main() -> None:
             sys.exit(getattr(error, "exit_code", 2))
         if os.environ.get("ASSAY_DEBUG"):
             traceback.print_exc()
-        sys.stderr.write(f"internal error: {type(error).__name__}: {error} (set ASSAY_DEBUG=1 for details)\n")
-        sys.exit(3)
+        from assay.platform.run import as_assay_error
+
+        failure = as_assay_error(error, "assay")
+        sys.stderr.write(f"error: {failure} (set ASSAY_DEBUG=1 for the traceback)\n")
+        sys.exit(failure.exit_code)

@@ -116,6 +116,21 @@ def test_a_new_account_skips_trend_rules_but_not_the_others(bench: Bench) -> Non
     assert result.summary.quarantined == 0
 
 
+def test_an_account_quarantined_last_month_is_judged_against_its_own_latest_record(bench: Bench) -> None:
+    bench.gate(bench.month("B1", "2025-01-31", LIMITS))
+    broken = bench.csv(  # A3's limit does not add up in February: quarantined, not committed
+        *(f"B1,{a},2025-02-28,ACTIVE,{n},{n if a != 'A3' else 1},0" for a, n in LIMITS.items())
+    )
+    assert quarantined(bench.gate(broken)) == {"A3": "F01"}
+    # March: A3 comes back with a limit that moved since its January record, without a reason
+    march = bench.gate(bench.month("B1", "2025-03-31", {**LIMITS, "A3": 9000}))
+    assert march.summary.rules["T01"].skipped == 0
+    assert quarantined(march) == {"A3": "T01"}
+    # an unchanged limit against the January record passes
+    april = bench.gate(bench.month("B1", "2025-04-30", LIMITS))
+    assert april.summary.rules["T01"].failed == 0 and april.summary.rules["T01"].skipped == 0
+
+
 def test_a_truncated_extract_is_refused_whole(bench: Bench) -> None:
     bench.gate(bench.month("B1", "2025-01-31", LIMITS))
     result = bench.gate(bench.month("B1", "2025-02-28", {"A1": 1000, "A2": 2000}))

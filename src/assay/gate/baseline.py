@@ -2,7 +2,9 @@
 
 The batch is unioned with the latest month already committed for the contributor before the
 batch's first statement date, and ``LAG()`` over the statement date, partitioned by the key,
-adds ``prev_<column>``. A backfill of several months baselines each month on the one before it
+adds ``prev_<column>``. An account missing from that month (quarantined or held last month, or
+silent for a month) is baselined on its own latest committed record within the lookback, passed
+as a second relation (``older``). A backfill of several months baselines each month on the one before it
 in the same pass. ``__has_prev`` tells a row with a previous record from one without (a new
 account, a new contributor): rules that read ``prev_`` columns skip the latter.
 """
@@ -21,6 +23,58 @@ HAS_PREV = "__has_prev"
 LAGGED = "__lagged"
 
 
+def missing(batch: str, baseline: str, key: str) -> exp.Select:
+    """The batch's keys that the baseline month does not hold.
+
+    >>> "NOT EXISTS" in missing("b", "base", "id").sql("duckdb").upper()
+    True
+    """
+    inner = (
+        exp.select(exp.Literal.number(1))
+        .from_(_table(baseline, "__m"))
+        .where(
+            exp.EQ(this=exp.column(key, "__m", quoted=True), expression=exp.column(key, "__b", quoted=True))
+        )
+    )
+    return (
+        exp.select(exp.column(key, "__b", quoted=True))
+        .distinct()
+        .from_(_table(batch, "__b"))
+        .where(
+            exp.and_(
+                exp.column(key, "__b", quoted=True).is_(exp.Null()).not_(), exp.Exists(this=inner).not_()
+            )
+        )
+    )
+
+
+def latest(relation: str, key: str, order: str) -> exp.Select:
+    """Each key's latest record in ``relation``.
+
+    >>> "ROW_NUMBER" in latest("r", "id", "d").sql("duckdb").upper()
+    True
+    """
+    number = exp.Window(
+        this=exp.RowNumber(),
+        partition_by=[_q(key)],
+        order=exp.Order(expressions=[exp.Ordered(this=_q(order), desc=True)]),
+    )
+    ranked = exp.select(exp.Star(), exp.alias_(number, "__n", quoted=True)).from_(
+        exp.to_identifier(relation, quoted=True)
+    )
+    return (
+        exp.select(exp.Star(except_=[_q("__n")]))
+        .from_(exp.alias_(exp.Subquery(this=ranked), "__ranked", table=True))
+        .where(exp.EQ(this=_q("__n"), expression=exp.Literal.number(1)))
+    )
+
+
+def _table(name: str, alias: str) -> exp.Table:
+    return exp.Table(
+        this=exp.to_identifier(name, quoted=True), alias=exp.TableAlias(this=exp.to_identifier(alias))
+    )
+
+
 def _q(name: str) -> exp.Column:
     return exp.column(name, quoted=True)
 
@@ -33,6 +87,7 @@ def lagged(
     key: str,
     order: str,
     prev: Sequence[str],
+    older: str | None = None,
 ) -> exp.Select:
     """The batch rows with ``prev_<c>`` for each column ``c`` in ``prev`` and ``__has_prev``.
 
@@ -46,13 +101,15 @@ def lagged(
         exp.to_identifier(batch, quoted=True)
     )
     union: exp.Query = rows
-    if baseline is not None:
+    for relation in (baseline, older):
+        if relation is None:
+            continue
         committed = exp.select(
             *(c.copy() for c in columns),
             exp.alias_(exp.cast(exp.Null(), exp.DataType.build("BIGINT")), ROW, quoted=True),
             exp.alias_(exp.Literal.number(1), BASE, quoted=True),
-        ).from_(exp.to_identifier(baseline, quoted=True))
-        union = exp.union(rows, committed, distinct=False)
+        ).from_(exp.to_identifier(relation, quoted=True))
+        union = exp.union(union, committed, distinct=False)
 
     def window(expression: exp.Expr) -> exp.Window:
         return exp.Window(

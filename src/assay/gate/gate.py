@@ -34,6 +34,7 @@ from sqlglot import exp
 
 from assay.engine import EngineError
 from assay.errors import ConfigError
+from assay.gate import baseline as baseline_module
 from assay.gate import batch as batches
 from assay.gate import holds, publish
 from assay.gate.baseline import HAS_PREV, lagged
@@ -65,6 +66,11 @@ WRONG_CONTRIBUTOR = "contributor"
 BATCH = "__gate_batch"
 BASELINE_FILES = "__gate_baseline_files"
 BASELINE_ROWS = "__gate_baseline"
+OLDER_ROWS = "__gate_older"
+OLDER_CANDIDATES = "__gate_older_candidates"
+LOOKBACK_MONTHS = 12
+"""How far back an account missing from the last committed month finds its own latest record:
+a record older than a year is no baseline for a trend rule (docs/gate.md)."""
 
 
 @dataclass(frozen=True)
@@ -176,11 +182,14 @@ class Gate:
         baseline_date = self._baseline_date(warehouse, exists, dates)
         summary.baseline_date = _iso(baseline_date)
         self.engine.register_arrow(BATCH, typed)
-        baseline = None
+        self.execution.phase = "joining the batch to its baseline"
+        baseline = older = None
+        prev = sorted({name.removeprefix("prev_") for rule in chosen for name in rule.prev_columns})
         if baseline_date is not None:
             baseline = self._register_baseline(warehouse, baseline_date, schema)
-        prev = sorted({name.removeprefix("prev_") for rule in chosen for name in rule.prev_columns})
-        enriched = self._lagged(baseline, schema, prev)
+            if prev:
+                older = self._register_older(warehouse, baseline, baseline_date, schema)
+        enriched = self._lagged(baseline, schema, prev, older)
         self.execution.phase = "judging the rows"
         row_rules, group_rules = self._classify(chosen, enriched)
         states = self._row_states(row_rules, enriched)
@@ -287,13 +296,45 @@ class Gate:
         self.engine.register_arrow(BASELINE_ROWS, rows.select(schema.names).cast(schema))
         return BASELINE_ROWS
 
+    def _register_older(
+        self, warehouse: Warehouse, baseline: str, baseline_date: date, schema: pa.Schema
+    ) -> str | None:
+        """The latest committed record of each batch account that the baseline month lacks (an
+        account quarantined or held last month is still judged against its own past), looked up
+        only when there are such accounts, within :data:`LOOKBACK_MONTHS`."""
+        opts = self.options
+        keys = self.engine.query(baseline_module.missing(BATCH, baseline, opts.key)).column(0)
+        if not len(keys):
+            return None
+        earliest = date(baseline_date.year - 1, baseline_date.month, 1)
+        months = [
+            p.values[opts.order]
+            for p in warehouse.partitions(opts.table, {opts.contributor_column: self.contributor})
+            if earliest <= p.values[opts.order] < baseline_date
+        ]
+        if not months:
+            return None
+        rows = warehouse.read(opts.table, {opts.contributor_column: self.contributor, opts.order: months})
+        rows = rows.filter(pc.is_in(rows.column(opts.key), keys.combine_chunks()))
+        if not rows.num_rows:
+            return None
+        self.engine.register_arrow(OLDER_CANDIDATES, rows.select(schema.names).cast(schema))
+        self.engine.register_arrow(
+            OLDER_ROWS, self.engine.query(baseline_module.latest(OLDER_CANDIDATES, opts.key, opts.order))
+        )
+        return OLDER_ROWS
+
     def _types(self, table: str, schema: pa.Schema) -> list[str | None]:
         """The engine's type of each column of ``schema`` in registered ``table`` (None: absent)."""
         found = {column.name: column.type for column in self.engine.columns(table)}
         return [found.get(name) for name in schema.names]
 
-    def _lagged(self, baseline: str | None, schema: pa.Schema, prev: list[str]) -> pa.Table:
-        query = lagged(BATCH, baseline, schema, key=self.options.key, order=self.options.order, prev=prev)
+    def _lagged(
+        self, baseline: str | None, schema: pa.Schema, prev: list[str], older: str | None
+    ) -> pa.Table:
+        query = lagged(
+            BATCH, baseline, schema, key=self.options.key, order=self.options.order, prev=prev, older=older
+        )
         return self.engine.query(query)
 
     # --- judging -----------------------------------------------------------------------------
