@@ -221,8 +221,11 @@ def dqdl_run(
 def rules_compile(
     control: Annotated[Path, typer.Argument(help="The control CSV.")],
     contributor_type: Annotated[
-        str, typer.Option("--contributor-type", help="The contributor type to select.")
-    ],
+        str | None,
+        typer.Option(
+            "--contributor-type", help="The contributor type to select (not needed when all are 'all')."
+        ),
+    ] = None,
     out_file: Annotated[
         Path | None, typer.Option("--out", help="Write the ruleset to FILE instead of printing it.")
     ] = None,
@@ -250,14 +253,21 @@ def gate(
         str, typer.Option(help="The contributor's id (becomes a partition and a folder name).")
     ],
     contributor_type: Annotated[
-        str, typer.Option("--contributor-type", help="Selects the control CSV's rules.")
-    ],
-    table: Annotated[str, typer.Option(help="The Iceberg table to commit to.")] = "silver.accounts",
-    key: Annotated[str, typer.Option(help="The column identifying an account across months.")] = "account_id",
-    order: Annotated[str, typer.Option(help="The statement-date column.")] = "statement_date",
+        str | None,
+        typer.Option(
+            "--contributor-type", help="Selects the control CSV's rules (not needed when all are 'all')."
+        ),
+    ] = None,
+    table: Annotated[
+        str | None, typer.Option(help="The Iceberg table to commit to [the one configured in checks/].")
+    ] = None,
+    key: Annotated[
+        str | None, typer.Option(help="The column identifying a record across months [gate.key].")
+    ] = None,
+    order: Annotated[str | None, typer.Option(help="The statement-date column [gate.order].")] = None,
     contributor_column: Annotated[
-        str, typer.Option(help="The column holding the contributor id.")
-    ] = "contributor_id",
+        str | None, typer.Option(help="The column holding the contributor id [gate.contributor_column].")
+    ] = None,
     schema: Annotated[
         Path | None, typer.Option(help="The table's schema (YAML) for its first commit.")
     ] = None,
@@ -272,6 +282,7 @@ def gate(
 ) -> None:
     """Validate a contributor's batch against its own past, quarantine what fails, commit the rest."""
     from assay._render import print_gate
+    from assay.gate.config import resolve
     from assay.gate.gate import GateOptions
     from assay.platform.flows import gate as run_gate
     from assay.store import MetricStore
@@ -280,17 +291,20 @@ def gate(
         raise ConfigError("--fail-on must be 'critical' or 'warning'")
     space = Workspace(workspace)
     space.ensure()
+    chosen = resolve(
+        space, table=table, key=key, order=order, contributor_column=contributor_column, schema=schema
+    )
     options = GateOptions(
         batch=batch,
         rules=rules,
         contributor=contributor,
         contributor_type=contributor_type,
         workspace=space.root,
-        table=table,
-        key=key,
-        order=order,
-        contributor_column=contributor_column,
-        schema=schema,
+        table=chosen.table,
+        key=chosen.key,
+        order=chosen.order,
+        contributor_column=chosen.contributor_column,
+        schema=chosen.schema,
     )
     with (
         MetricStore.open(store_url(store), workspace=space.root) as metric_store,

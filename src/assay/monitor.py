@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from assay.engine import DuckDBEngine, Engine
 from assay.errors import ConfigError
+from assay.gate.config import GateConfig
 from assay.judge import anomaly, drift
 from assay.lake.checksum import digest
 from assay.lake.readers import register
@@ -63,6 +64,7 @@ class DatasetConfig(BaseModel):
         default_factory=list, description="the gate holds rows with an undecided new value here"
     )
     null_rate: NullRateConfig = Field(default_factory=lambda: NullRateConfig())
+    gate: GateConfig | None = Field(default=None, description="the gate's key, order and contributor columns")
 
     @field_validator("window")
     @classmethod

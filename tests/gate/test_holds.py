@@ -76,3 +76,46 @@ def test_a_column_without_history_learns_its_domain(bench: Bench) -> None:
     declare_domain(bench)
     result = bench.gate(bench.month("B1", "2025-01-31", LIMITS, status={"A1": "ANYTHING"}))
     assert result.summary.held == 0 and not bench.store.decisions()
+
+
+def test_a_month_sent_again_withdraws_the_rows_held_for_it(bench: Bench) -> None:
+    declare_domain(bench)
+    bench.gate(bench.month("B1", "2025-01-31", LIMITS))
+    first = bench.gate(bench.month("B1", "2025-02-28", LIMITS, status={"A3": "FROZEN", "A4": "FROZEN"}))
+    assert first.summary.held == 2
+    resend = bench.gate(bench.month("B1", "2025-02-28", LIMITS, status={"A3": "FROZEN"}))
+    assert resend.summary.held == 1 and resend.summary.replaced_dates == ["2025-02-28"]
+    (decision,) = bench.store.decisions("silver.accounts")
+    assert decision.rows == 1  # the first run's two held rows were withdrawn with its month
+    held = [
+        pq.read_table(p).column("account_id").to_pylist()
+        for p in (bench.workspace / "held").rglob("*.parquet")
+    ]
+    assert held == [["A3"]]
+    accepted = bench.store.decide(decision.id, "accepted", by="ana")
+    release(Workspace(bench.workspace), bench.store, accepted)
+    february = Warehouse.open(bench.workspace).read(
+        "silver.accounts", {"statement_date": resend.summary.groups[0].statement_date}
+    )
+    accounts = sorted(february.column("account_id").to_pylist())
+    assert accounts == sorted(LIMITS)  # each key once
+
+
+def test_releasing_never_commits_a_second_record_of_a_key(bench: Bench) -> None:
+    declare_domain(bench)
+    bench.gate(bench.month("B1", "2025-01-31", LIMITS))
+    result = bench.gate(bench.month("B1", "2025-02-28", LIMITS, status={"A3": "FROZEN"}))
+    held_file = Path(str(result.summary.held_file))
+    before = held_file.read_bytes()
+    (decision,) = bench.store.decisions("silver.accounts")
+    accepted = bench.store.decide(decision.id, "accepted", by="ana")
+    release(Workspace(bench.workspace), bench.store, accepted)
+    # a release stopped after its commit and before it rewrote the held file leaves the file as
+    # it was: releasing again must not commit A3's February record a second time
+    held_file.write_bytes(before)
+    lines = release(Workspace(bench.workspace), bench.store, accepted)
+    assert len(lines) == 1 and lines[0].startswith("quarantined 1 held row(s)")
+    february = Warehouse.open(bench.workspace).read(
+        "silver.accounts", {"statement_date": result.summary.groups[0].statement_date}
+    )
+    assert sorted(february.column("account_id").to_pylist()) == sorted(LIMITS)

@@ -82,6 +82,16 @@ class Bureau:
         self.rules = self.folder / "bureau_rules.csv"
         self.schema = self.folder / "accounts_schema.yaml"
         self.bureau = bu.Bureau(CONTRIBUTORS)
+        # The table's gate settings, so that `assay gate` in this workspace needs no column flags.
+        checks = workspace.root / "checks"
+        checks.mkdir(parents=True, exist_ok=True)
+        (checks / "silver.accounts.yaml").write_text(
+            "gate:\n"
+            "  key: account_id\n"
+            "  order: statement_date\n"
+            "  contributor_column: contributor_id\n"
+            f"  schema: {Path('..') / 'bureau' / 'accounts_schema.yaml'}\n"
+        )
 
     def gate(self, store: MetricStore, contributor: str, batch: pa.Table | str, name: str) -> GateResult:
         path = self.folder / "files" / f"{contributor}_{name}.csv"

@@ -10,6 +10,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from assay.engine.base import Column, DataKind, Engine, EngineError, Reject
+from assay.errors import PlatformError
 
 _KINDS: tuple[tuple[str, DataKind], ...] = (
     (
@@ -35,6 +36,30 @@ def kind_of(type_name: str) -> DataKind:
         if re.fullmatch(pattern, type_name):
             return kind
     return DataKind.OTHER
+
+
+# Failures of the machine, not of the query: they stop the run as a system error (exit 3) instead
+# of becoming a rule's Error outcome, which would blame the rule's author for the engine's fault.
+_SYSTEM_FAILURES: tuple[type[duckdb.Error], ...] = (
+    duckdb.OutOfMemoryException,
+    duckdb.InternalException,
+    duckdb.FatalException,
+    duckdb.InterruptException,
+)
+
+
+def _failure(error: duckdb.Error, *, running: bool = False) -> Exception:
+    """The engine's error as assay reports it: a :class:`PlatformError` when the machine failed
+    (memory, an I/O error while a query ran, a crash inside DuckDB), else an :class:`EngineError`.
+
+    >>> type(_failure(duckdb.OutOfMemoryException("Out of Memory Error: could not allocate"))).__name__
+    'PlatformError'
+    """
+    if isinstance(error, _SYSTEM_FAILURES) or (running and isinstance(error, duckdb.IOException)):
+        # DuckDB's own remedies ("SET threads=X", a link) name settings a user of assay cannot set
+        reason = _one_line(error).split(" Possible solutions:")[0]
+        return PlatformError(f"the DuckDB engine failed: {reason}")
+    return EngineError(_one_line(error))
 
 
 def _one_line(error: Exception, limit: int = 400) -> str:
@@ -149,7 +174,7 @@ class DuckDBEngine(Engine):
             try:
                 return self.con.sql(sql).to_arrow_table()
             except duckdb.Error as error:
-                raise EngineError(_one_line(error)) from None
+                raise _failure(error, running=True) from None
 
     def close(self) -> None:
         self.con.close()

@@ -80,7 +80,7 @@ class GateOptions:
     batch: Path
     rules: Path
     contributor: str
-    contributor_type: str
+    contributor_type: str | None
     workspace: Path
     table: str = "silver.accounts"
     key: str = "account_id"
@@ -147,7 +147,7 @@ class Gate:
         summary = Summary(
             self.run_id,
             self.contributor,
-            opts.contributor_type,
+            opts.contributor_type or control.ALL,
             opts.table,
             str(opts.batch),
             batch.sha256,
@@ -680,7 +680,7 @@ class Gate:
                         "assay.run-id": self.run_id,
                         "assay.source-sha256": summary.source_sha256,
                         "assay.contributor": self.contributor,
-                        "assay.contributor-type": opts.contributor_type,
+                        "assay.contributor-type": opts.contributor_type or control.ALL,
                         "assay.source-path": str(opts.batch),
                         "assay.months": ",".join(plan["committed_dates"]),
                     },
