@@ -42,7 +42,9 @@ def outcomes(text: str, data: object = None, **kw: object) -> list[tuple[str, st
 def test_file_freshness_and_threshold(folder: Path) -> None:
     fresh = f'FileFreshness "{folder}" > (now() - 1 days)'
     (strict, tolerant) = outcomes(rules(fresh, f"{fresh} with threshold > 0.6"))
-    assert strict[0] == "Failed" and "66.67 % of rows passed" in (strict[1] or "")
+    assert strict[0] == "Failed" and "66.67 % of files passed the threshold (1 of 3 files failed)" in (
+        strict[1] or ""
+    )
     assert tolerant[0] == "Passed"
 
 

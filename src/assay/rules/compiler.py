@@ -67,7 +67,7 @@ def _row_mode_plan(node: ast.Composite, leaves: dict[int, LeafPlan], ctx: Contex
         ]
         message = (
             f"this composite cannot be evaluated in ROW mode: {', '.join(dict.fromkeys(unusable))} "
-            "has no per-row form there (DQDL.md §5)"
+            "has no per-row result; evaluate it with --composite-mode column"
         )
         return LeafPlan(dummy, verdict=Fixed(False, message), error=message)
     rows_query = layout.select(exp.Table(this=exp.to_identifier(ctx.primary.name, quoted=True)))

@@ -90,6 +90,25 @@ class _Parser:
             raise self.error(f"expected {what}, found {self.tok.describe()}")
         return self.advance()
 
+    def close(self, opening: Token, what: str = "") -> Token:
+        """The ')' matching ``opening``. A missing one is reported where it is missing, just after
+        the last token before it, not at whatever follows (often ']' on a later line)."""
+        if self.tok.type is T.RPAREN:
+            return self.advance()
+        previous = self.tokens[self.i - 1] if self.i > 0 else self.tok
+        offset = previous.end if self.i > 0 else previous.start
+        line = self.source.count("\n", 0, offset) + 1
+        column = offset - (self.source.rfind("\n", 0, offset) + 1) + 1
+        found = self.tok.describe()
+        purpose = f" {what}" if what else ""
+        raise DQDLSyntaxError(
+            f"missing ')'{purpose}: the '(' at {opening.line}:{opening.column} is never closed "
+            f"(found {found} after this point)",
+            line,
+            column,
+            source=self.source,
+        )
+
     def expect_keyword(self, word: str) -> Token:
         if not self.tok.is_keyword(word):
             raise self.error(f"expected '{word}', found {self.tok.describe()}")
@@ -153,8 +172,19 @@ class _Parser:
         )
         return ParseResult(ruleset, self.warnings)
 
+    def check_section_case(self, token: Token) -> None:
+        """``rules = [`` is a constant named rules to the grammar; say what the author meant."""
+        for section in _SECTIONS:
+            if token.text != section and token.text.lower() == section.lower():
+                raise self.error(
+                    f"unknown section '{token.text}': section names are case-sensitive, write '{section}'",
+                    token,
+                )
+
     def _unexpected_at_top(self) -> str:
         token = self.tok
+        if token.type is T.IDENT:
+            self.check_section_case(token)
         if token.type is T.IDENT and token.text.startswith("Rules"):
             return f"unknown section '{token.text}': did you mean 'Rules'?"
         if token.type is T.IDENT:
@@ -213,6 +243,7 @@ class _Parser:
     def constant(self) -> ast.Constant:
         name_token = self.advance()
         name = name_token.text
+        self.check_section_case(name_token)
         if name[0] in "._":
             raise self.error(f"constant name '{name}' cannot start with '{name[0]}'", name_token)
         if name in self.constants:
@@ -359,7 +390,7 @@ class _Parser:
             return self.rule()
         opening = self.advance()
         inner = self.rule_or()
-        self.expect(T.RPAREN, "')' to close the parenthesised rule")
+        self.close(opening, "to close the parenthesised rule")
         if self.tok.is_keyword("labels"):
             label_token = self.advance()
             self.expect(T.EQ, "'=' after labels")
@@ -737,7 +768,7 @@ class _Parser:
             if not amount.text.isdigit():
                 raise self.error("the amount added to now() must be a whole number", amount)
             unit = self.time_unit()
-            self.expect(T.RPAREN, "')'")
+            self.close(token)
             return ast.Now(sign_token.text, int(amount.text), unit, self.span(token))
         raise self.error(
             f'expected a date such as "2024-01-31", now() or (now() - 1 days), found {token.describe()}'
@@ -796,11 +827,11 @@ class _Parser:
         if token.type is T.LPAREN:
             self.advance()
             inner = self.numexpr()
-            self.expect(T.RPAREN, "')'")
+            self.close(token)
             return ast.Paren(inner, self.span(token))
         if token.type is T.IDENT and self.peek().type is T.LPAREN:
             self.advance()
-            self.advance()
+            opening = self.advance()
             args: list[ast.NumExpr] = []
             if self.tok.type is not T.RPAREN:
                 while True:
@@ -809,7 +840,7 @@ class _Parser:
                         self.advance()
                         continue
                     break
-            self.expect(T.RPAREN, f"')' to close {token.text}(")
+            self.close(opening, f"to close {token.text}(")
             return ast.Call(token.text, tuple(args), self.span(token))
         if token.type is T.VARIABLE:
             raise self.error("constants hold strings and cannot be used in a numeric condition", token)
