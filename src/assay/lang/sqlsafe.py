@@ -30,6 +30,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema
 
 from assay.errors import ConfigError
+from assay.lang import patterns
 
 READ_DIALECT: Final = "spark"
 
@@ -358,7 +359,21 @@ def _substring_from_one(node: exp.Expr) -> exp.Expr:
     return node
 
 
+def _translate_regex(node: exp.Expr) -> exp.Expr:
+    # Spark's RLIKE and regexp_* take Java patterns; DuckDB runs RE2 (assay.lang.patterns).
+    pattern = node.args.get("expression")
+    if isinstance(pattern, exp.Literal) and pattern.is_string:
+        try:
+            node.set("expression", exp.Literal.string(patterns.to_re2(pattern.this)))
+        except patterns.PatternRefused as error:
+            raise SQLRejected(error.message) from None
+    return node
+
+
 _NODE_REWRITES: Final[Mapping[type[exp.Expr], Callable[[exp.Expr], exp.Expr]]] = {
+    exp.RegexpLike: _translate_regex,
+    exp.RegexpExtract: _translate_regex,
+    exp.RegexpReplace: _translate_regex,
     exp.Anonymous: _rewrite_function,
     exp.Like: _escape_like,
     exp.ILike: _escape_like,

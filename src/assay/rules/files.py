@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 from assay.lake.checksum import digest
+from assay.lang import patterns
 from assay.lang.dqdl import ast
 from assay.rules import predicates
 from assay.rules.plan import Compliance, Context, Fixed, LeafPlan, MetricSpec, RuleError, constant, judged
@@ -37,9 +38,9 @@ def _files(rule: ast.Rule, ctx: Context, param: int = 0) -> list[Path]:
     pattern = rule.tag("uriRegex")
     if pattern:
         try:
-            regex = re.compile(pattern)
-        except re.error as error:
-            raise RuleError(f"Invalid regex pattern '{pattern}': {error}") from None
+            regex = patterns.to_python(pattern)
+        except patterns.PatternRefused as error:
+            raise RuleError(error.message) from None
         files = [f for f in files if regex.search(str(f))]
     recent = rule.tag("recentFiles")
     if recent:
