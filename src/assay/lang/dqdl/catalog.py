@@ -109,6 +109,13 @@ RULE_TYPES: tuple[RuleType, ...] = (
     RuleType("FileUniqueness", 0, 1, _N, analyzer=False),
     RuleType("FileMatch", 0, 2, Returns.STRING_IN_OR_NONE, analyzer=False, condition_required_below=2),
     RuleType("AllStatistics", 1, 1, _N, analyzer_only=True),
+    # Rule types of Deequ's open DQDL evaluator that Glue's documentation does not list yet.
+    RuleType("ZerosCount", 1, 1, _N, where=True),
+    RuleType("Range", 1, 1, _N, where=True),
+    RuleType("InterquartileRange", 1, 1, _N, where=True),
+    RuleType("Skewness", 1, 1, _N, where=True),
+    RuleType("Kurtosis", 1, 1, _N, where=True),
+    RuleType("DuplicateRowCount", 0, None, _N, where=True),
 )
 
 BY_NAME: dict[str, RuleType] = {t.name: t for t in RULE_TYPES}
