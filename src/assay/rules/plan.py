@@ -179,7 +179,7 @@ class Context:
         if rule.where is None:
             return None
         try:
-            predicate = sqlsafe.parse_predicate(rule.where.raw, self.primary.column_names())
+            predicate = sqlsafe.parse_predicate(rule.where.raw, self.primary.column_names(), clock=self.now)
             self.engine.describe(
                 exp.select(predicate.copy()).from_(exp.to_identifier(self.primary.name, quoted=True))
             )
