@@ -115,6 +115,7 @@ class RowCheck:
     filter: exp.Expr | None = None
     helpers: tuple[tuple[str, exp.Expr], ...] = ()
     in_row_composites: bool = True  # Completeness, Uniqueness and ratio rules are not (DQDL.md §5)
+    in_row_level: bool = True  # DataFreshness judges rows in ROW-mode composites only (as Deequ)
 
 
 @dataclass
