@@ -92,3 +92,22 @@ def test_rules_run_translated_patterns_and_refuse_the_rest() -> None:
     assert outcomes[2][0] == "Error" and "lookahead" in outcomes[2][1]
     assert outcomes[3][0] == "Passed", outcomes[3][1]
     assert outcomes[4][0] == "Passed", outcomes[4][1]
+
+
+@pytest.mark.parametrize(
+    ("java", "path", "kept"),
+    [
+        (r"^(?!.*\.tmp$).*", "landing/a.tmp", False),
+        (r"^(?!.*\.tmp$).*", "landing/a.csv", True),
+        (r"(\w)\1", "aa.csv", True),
+        (r"(?<c>\w)\k<c>", "xx", True),
+        (r"\p{Alpha}+\.csv", "data.csv", True),
+    ],
+)
+def test_python_runs_what_name_and_path_patterns_use(java: str, path: str, kept: bool) -> None:
+    assert bool(patterns.to_python(java).search(path)) is kept
+
+
+def test_python_refuses_unicode_categories() -> None:
+    with pytest.raises(patterns.PatternRefused, match="Unicode category"):
+        patterns.to_python(r"\p{Lu}")

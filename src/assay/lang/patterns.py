@@ -83,25 +83,27 @@ class Refusal:
     start: re.Pattern[str]
     construct: str
     hint: str = ""
+    python: bool = False  # Python's re runs it as Java does (uriRegex may use a lookahead)
 
 
 # Java constructs RE2 (and so DuckDB) cannot run; checked in order at every position outside
-# a character class.
+# a character class. Python's re runs those marked `python` (Python 3.11 has atomic groups and
+# possessive quantifiers), so name and path patterns may use them, as Glue's uriRegex examples do.
 REFUSED: Final[tuple[Refusal, ...]] = (
-    Refusal(re.compile(r"\(\?="), "a lookahead '(?='"),
-    Refusal(re.compile(r"\(\?!"), "a negative lookahead '(?!'"),
-    Refusal(re.compile(r"\(\?<="), "a lookbehind '(?<='"),
-    Refusal(re.compile(r"\(\?<!"), "a negative lookbehind '(?<!'"),
-    Refusal(re.compile(r"\(\?>"), "an atomic group '(?>'"),
-    Refusal(re.compile(r"\\[1-9]"), "a backreference '\\N'"),
-    Refusal(re.compile(r"\\k<"), "a named backreference '\\k<name>'"),
+    Refusal(re.compile(r"\(\?="), "a lookahead '(?='", python=True),
+    Refusal(re.compile(r"\(\?!"), "a negative lookahead '(?!'", python=True),
+    Refusal(re.compile(r"\(\?<="), "a lookbehind '(?<='", python=True),
+    Refusal(re.compile(r"\(\?<!"), "a negative lookbehind '(?<!'", python=True),
+    Refusal(re.compile(r"\(\?>"), "an atomic group '(?>'", python=True),
+    Refusal(re.compile(r"\\[1-9]"), "a backreference '\\N'", python=True),
+    Refusal(re.compile(r"\\k<"), "a named backreference '\\k<name>'", python=True),
     Refusal(re.compile(r"\\G"), "the end-of-previous-match anchor '\\G'"),
     Refusal(re.compile(r"\\Z"), "the anchor '\\Z'", "; write $ or \\z"),
     Refusal(re.compile(r"\\[RXhHvV]"), "a Java-only escape"),
     Refusal(re.compile(r"\\c"), "a control-character escape '\\cX'", "; write \\xhh"),
     Refusal(re.compile(r"\\0"), "an octal escape '\\0'", "; write \\xhh"),
 )
-_POSSESSIVE: Final = Refusal(re.compile(r"\+"), "a possessive quantifier (such as '*+' or '++')")
+_POSSESSIVE: Final = Refusal(re.compile(r"\+"), "a possessive quantifier (such as '*+' or '++')", python=True)
 _FLAGS: Final = re.compile(r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])")
 _NAMED_GROUP: Final = re.compile(r"\(\?<([a-zA-Z][a-zA-Z0-9]*)>")
 _REPEAT: Final = re.compile(r"\{\d+(?:,\d*)?\}")
@@ -162,11 +164,17 @@ class _Translation:
             self.check_syntax(translated)
         return translated
 
+    def runs(self, refusal: Refusal) -> bool:
+        return refusal.python and self.flavour == "python"
+
+    def check_refused(self, i: int) -> None:
+        for refusal in REFUSED:
+            if refusal.start.match(self.pattern, i) and not self.runs(refusal):
+                raise self.refuse(refusal.construct, refusal.hint)
+
     def plain(self) -> None:
         p, i = self.pattern, self.i
-        for refusal in REFUSED:
-            if refusal.start.match(p, i):
-                raise self.refuse(refusal.construct, refusal.hint)
+        self.check_refused(i)
         char = p[i]
         if char == "[":
             self.in_class, self.class_start = True, i
@@ -200,7 +208,7 @@ class _Translation:
         if self.pattern.startswith("?", self.i):  # lazy: the same in every engine
             self.out.append("?")
             self.i += 1
-        elif _POSSESSIVE.start.match(self.pattern, self.i):
+        elif _POSSESSIVE.start.match(self.pattern, self.i) and not self.runs(_POSSESSIVE):
             raise self.refuse(_POSSESSIVE.construct)
 
     def group(self) -> None:
@@ -243,9 +251,12 @@ class _Translation:
         if i + 1 >= len(p):
             raise PatternRefused(p, "it ends with a lone '\\'", invalid=True)
         if not self.in_class:
-            for refusal in REFUSED:
-                if refusal.start.match(p, i):
-                    raise self.refuse(refusal.construct, refusal.hint)
+            named = re.match(r"\\k<([a-zA-Z][a-zA-Z0-9]*)>", p[i:])
+            if named and self.flavour == "python":
+                self.out.append(f"(?P={named.group(1)})")
+                self.i += named.end()
+                return
+            self.check_refused(i)
         letter = p[i + 1]
         if letter in "pP":
             self.property()
@@ -281,7 +292,7 @@ class _Translation:
             self.out.append(ESCAPES[letter][0 if self.flavour == "re2" else 1])
             self.i += 2
             return
-        if letter in _SAME_ESCAPES or not letter.isalnum():
+        if letter in _SAME_ESCAPES or not letter.isalnum() or (self.flavour == "python" and letter.isdigit()):
             self.out.append(p[i : i + 2])
             self.i += 2
             return

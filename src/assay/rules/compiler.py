@@ -97,7 +97,14 @@ def _row_mode_plan(node: ast.Composite, leaves: dict[int, LeafPlan], ctx: Contex
 def analyzer_rules(analyzer: ast.Analyzer, columns: list[Column]) -> list[ast.Rule]:
     """The simple rules an analyzer measures. ``AllStatistics "c"`` (or ``AllColumns``) expands
     to RowCount, ColumnCount and, per column, Completeness, Uniqueness and Entropy, plus
-    minimum, maximum, mean, sum and standard deviation for numbers and lengths for text."""
+    minimum, maximum, mean, sum and standard deviation for numbers and lengths for text.
+    ``Distribution AllColumns`` is one Distribution per column."""
+    if analyzer.type == "Distribution":
+        target = analyzer.params[0]
+        names = (
+            [c.name for c in columns] if not target.quoted and target.text == "AllColumns" else [target.text]
+        )
+        return [ast.Rule("Distribution", (ast.Param(name, True),), tags=analyzer.tags) for name in names]
     if analyzer.type != "AllStatistics":
         return [ast.Rule(analyzer.type, analyzer.params, span=analyzer.span)]
     target = analyzer.params[0]

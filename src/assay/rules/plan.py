@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from sqlglot import exp
 
@@ -128,6 +129,7 @@ class LeafPlan:
     row: RowCheck | None = None
     error: str | None = None
     hidden: dict[str, MetricSpec] = field(default_factory=dict)  # values the verdict reads but no one reports
+    detail: Detail | None = None  # an analyzer's structured result (Distribution's histogram)
 
     @property
     def text(self) -> str:
@@ -138,6 +140,9 @@ class LeafPlan:
         specs = [*self.metrics, *self.hidden.values()]
         return [slot for metric in specs for slot in metric.slots]
 
+
+Detail = Callable[[Measurements], dict[str, Any]]
+"""A structured result read from the measured slots, beside the metrics (not a number)."""
 
 Kind = Callable[[ast.Rule, "Context"], LeafPlan]
 """A rule type's compiler: parsed rule in, plan out; raises :class:`RuleError` when the rule

@@ -535,20 +535,57 @@ class _Parser:
             )
         self.advance()
         value_token = self.tok
-        value: ast.StringLit | ast.Number
-        if value_token.type in (T.STRING, T.DATE, T.TIME):
-            self.advance()
-            value = ast.StringLit(value_token.text, value_token.text, self.span(value_token))
-        elif value_token.type is T.NUMBER or (value_token.type is T.MINUS and self.peek().type is T.NUMBER):
-            value = self.number()
-        else:
-            raise self.error(f"a tag's value is a quoted string or a number, found {value_token.describe()}")
+        value = self.tag_value()
         if name_token.text == "timeZone" and isinstance(value, ast.StringLit):
             try:
                 zoneinfo.ZoneInfo(value.value)
             except (zoneinfo.ZoneInfoNotFoundError, ValueError):
                 raise self.error(f"unknown time zone '{value.value}'", value_token) from None
         return ast.Tag(name_token.text, value, self.span(name_token))
+
+    def tag_value(self, *, bare: bool = False) -> ast.TagValue:
+        """A quoted string, a number, a list of quoted strings (``["a","b"]``, Glue's
+        ``filterOrder``) or, where ``bare``, an unquoted true or false (``rebin = false``)."""
+        token = self.tok
+        if token.type in (T.STRING, T.DATE, T.TIME):
+            self.advance()
+            return ast.StringLit(token.text, token.text, self.span(token))
+        if token.type is T.NUMBER or (token.type is T.MINUS and self.peek().type is T.NUMBER):
+            return self.number()
+        if token.type is T.LBRACKET:
+            return ast.StringList(self.string_array(), self.span(token))
+        if bare and token.type is T.IDENT and token.text.lower() in ("true", "false"):
+            self.advance()
+            return ast.Bare(token.text, self.span(token))
+        what = "a quoted string, a number, true or false" if bare else "a quoted string, a number or a list"
+        raise self.error(f"a tag's value is {what}, found {token.describe()}")
+
+    def analyzer_tags(self, spec: RuleType) -> tuple[ast.Tag, ...]:
+        """``with bins = 10, rebin = false`` (or ``with bins = 10 with rebin = false``): the tags
+        an analyzer type declares in the catalog, each at most once."""
+        tags: list[ast.Tag] = []
+        while self.tok.is_keyword("with") or (
+            tags
+            and self.at(T.COMMA)
+            and self.peek().type is T.IDENT
+            and self.peek().text in spec.analyzer_tags
+            and self.peek(2).type is T.EQ
+        ):
+            self.advance()  # 'with' or ','
+            name = self.expect(T.IDENT, "a tag name")
+            if name.text not in spec.analyzer_tags:
+                allowed = ", ".join(spec.analyzer_tags) or "none"
+                raise self.error(f"{spec.name} has no tag '{name.text}' (its tags: {allowed})", name)
+            if any(tag.name == name.text for tag in tags):
+                raise self.error(f"tag '{name.text}' is given twice", name)
+            self.expect(T.EQ, f"'=' after {name.text}")
+            value_token = self.tok
+            value = self.tag_value(bare=True)
+            problem = spec.tag_problem(name.text, value)
+            if problem:
+                raise self.error(problem, value_token)
+            tags.append(ast.Tag(name.text, value, self.span(name)))
+        return tuple(tags)
 
     # --- analyzers ---------------------------------------------------------------------------
 
@@ -570,9 +607,10 @@ class _Parser:
             self.advance()
             params = self.params(spec)
             self.check_arity(spec, params, token)
+            tags = self.analyzer_tags(spec) if spec.analyzer_tags else ()
             if self.starts_condition() or self.tok.is_keyword("where", "with", "labels"):
                 raise self.error("analyzers take no condition, where clause, tags or labels")
-            analyzers.append(ast.Analyzer(spec.name, tuple(params), self.span(token)))
+            analyzers.append(ast.Analyzer(spec.name, tuple(params), self.span(token), tags))
             if self.tok.type is T.COMMA:
                 comma = self.advance()
                 if self.at(T.RBRACKET):
