@@ -64,3 +64,10 @@ def test_a_composite_that_row_mode_cannot_run_cites_no_document() -> None:
     assert outcome.message is not None
     assert not _INTERNALS.search(outcome.message)
     assert "Completeness" in outcome.message
+
+
+def test_an_unknown_column_lists_the_users_columns_only() -> None:
+    table = pa.table({"id": [1, 2], "__row": [0, 1], "__gate_batch": ["a", "a"]})
+    (outcome,) = evaluate('Rules = [ IsComplete "ID_x" ]', table).rules
+    assert outcome.outcome == "Error"
+    assert outcome.message == "Column 'ID_x' does not exist in the primary dataset (columns: id)"

@@ -219,7 +219,9 @@ def resolve_column(name: str, columns: Sequence[Column], where: str) -> Column:
     folded = [c for c in columns if c.name.lower() == name.lower()]
     if len(folded) == 1:
         return folded[0]
-    listing = ", ".join(c.name for c in columns[:20]) + (", ..." if len(columns) > 20 else "")
+    # assay's own columns (the gate's __row, __gate_batch ...) are not the user's to name.
+    shown = [c.name for c in columns if not c.name.startswith("__")]
+    listing = ", ".join(shown[:20]) + (", ..." if len(shown) > 20 else "")
     raise RuleError(f"Column '{name}' does not exist in the {where} (columns: {listing or 'none'})")
 
 
