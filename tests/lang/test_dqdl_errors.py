@@ -40,3 +40,8 @@ def test_a_section_name_in_the_wrong_case_gets_a_hint(written: str, section: str
     error = _error(f"{written} = [ RowCount > 0 ]")
     assert "case-sensitive" in error.reason and f"'{section}'" in error.reason
     assert (error.line, error.column) == (1, 1)
+
+
+def test_a_string_constant_may_still_be_named_rules() -> None:
+    ruleset = parse('rules = "a"\nnames = ["x", "y"]\nRules = [ ColumnValues "c" = $rules ]')
+    assert [c.name for c in ruleset.constants] == ["rules", "names"]

@@ -22,6 +22,7 @@ TRANSLATED = [
     (r"\Qa.b\E", ["a.b"], ["axb"]),
     (r"caf\u00e9|\x{263A}", ["café", "☺"], ["cafe"]),
     (r"a+?b*?", ["aab"], ["b"]),
+    (r"\p{IsGreek}+ \p{sc=Latin}+", ["αβγ abc"], ["abc abc"]),
 ]
 
 

@@ -67,6 +67,12 @@ UNICODE_CATEGORIES: Final = frozenset(
     | {"Z", "Zs", "Zl", "Zp", "C", "Cc", "Cf", "Co", "Cs"}
 )
 _CATEGORY_PREFIXES: Final = ("Is", "gc=", "general_category=")
+# Unicode scripts, which Java spells IsLatin, sc=Latin or script=Latin and RE2 \p{Latin}.
+SCRIPTS: Final = frozenset(
+    {"Latin", "Greek", "Cyrillic", "Armenian", "Hebrew", "Arabic", "Devanagari", "Bengali", "Thai"}
+    | {"Georgian", "Hangul", "Hiragana", "Katakana", "Han", "Ethiopic", "Tamil", "Common"}
+)
+_SCRIPT_PREFIXES: Final = ("Is", "sc=", "script=")
 
 # Escapes that differ: Java spelling -> (RE2, Python). \e is ESC in Java and in neither engine.
 ESCAPES: Final[Mapping[str, tuple[str, str]]] = {
@@ -323,6 +329,19 @@ class _Translation:
             if self.flavour == "python":
                 raise self.refuse(f"the Unicode category '\\{match.group(1)}{{{name}}}'")
             self.out.append(f"\\{match.group(1)}{{{category}}}")
+            return
+        script = next(
+            (
+                name[len(prefix) :]
+                for prefix in _SCRIPT_PREFIXES
+                if name[len(prefix) :] in SCRIPTS and name.startswith(prefix)
+            ),
+            None,
+        )
+        if script is not None:
+            if self.flavour == "python":
+                raise self.refuse(f"the Unicode script '\\{match.group(1)}{{{name}}}'")
+            self.out.append(f"\\{match.group(1)}{{{script}}}")
             return
         raise self.refuse(f"the character property '\\{match.group(1)}{{{name}}}'")
 

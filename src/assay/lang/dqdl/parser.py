@@ -243,7 +243,12 @@ class _Parser:
     def constant(self) -> ast.Constant:
         name_token = self.advance()
         name = name_token.text
-        self.check_section_case(name_token)
+        opening, first = self.peek(), self.peek(2)  # the token after '=', and the one after that
+        if opening.type is T.LBRACE or (
+            opening.type is T.LBRACKET and first.type not in (T.STRING, T.DATE, T.TIME)
+        ):
+            # `rules = [ RowCount > 0 ]` reads as a constant; a string constant may be named rules.
+            self.check_section_case(name_token)
         if name[0] in "._":
             raise self.error(f"constant name '{name}' cannot start with '{name[0]}'", name_token)
         if name in self.constants:
