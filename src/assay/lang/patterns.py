@@ -141,6 +141,16 @@ def to_python(pattern: str) -> re.Pattern[str]:
         raise PatternRefused(pattern, f"{error}", invalid=True) from None
 
 
+def _unprefixed(name: str, known: frozenset[str], prefixes: tuple[str, ...]) -> str | None:
+    """``name`` (``Lu``, ``IsLu``, ``gc=Lu``) as the bare name RE2 knows, or None."""
+    if name in known:
+        return name
+    for prefix in prefixes:
+        if name.startswith(prefix) and name[len(prefix) :] in known:
+            return name[len(prefix) :]
+    return None
+
+
 class _Translation:
     def __init__(self, pattern: str, flavour: Flavour) -> None:
         self.pattern = pattern
@@ -321,27 +331,17 @@ class _Translation:
             else:
                 self.out.append(f"[^{body}]" if negated else f"[{body}]")
             return
-        category = name
-        for prefix in _CATEGORY_PREFIXES:
-            if category.startswith(prefix) and category[len(prefix) :] in UNICODE_CATEGORIES:
-                category = category[len(prefix) :]
-        if category in UNICODE_CATEGORIES:
+        # Unicode categories and scripts: RE2 knows them under their bare names; Python does not.
+        for kind, known, prefixes in (
+            ("category", UNICODE_CATEGORIES, _CATEGORY_PREFIXES),
+            ("script", SCRIPTS, _SCRIPT_PREFIXES),
+        ):
+            bare = _unprefixed(name, known, prefixes)
+            if bare is None:
+                continue
             if self.flavour == "python":
-                raise self.refuse(f"the Unicode category '\\{match.group(1)}{{{name}}}'")
-            self.out.append(f"\\{match.group(1)}{{{category}}}")
-            return
-        script = next(
-            (
-                name[len(prefix) :]
-                for prefix in _SCRIPT_PREFIXES
-                if name[len(prefix) :] in SCRIPTS and name.startswith(prefix)
-            ),
-            None,
-        )
-        if script is not None:
-            if self.flavour == "python":
-                raise self.refuse(f"the Unicode script '\\{match.group(1)}{{{name}}}'")
-            self.out.append(f"\\{match.group(1)}{{{script}}}")
+                raise self.refuse(f"the Unicode {kind} '\\{match.group(1)}{{{name}}}'")
+            self.out.append(f"\\{match.group(1)}{{{bare}}}")
             return
         raise self.refuse(f"the character property '\\{match.group(1)}{{{name}}}'")
 
