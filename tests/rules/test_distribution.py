@@ -16,7 +16,7 @@ from assay.judge.evaluation import Evaluation
 from assay.judge.result import AnalyzerOutcome
 from assay.lang.dqdl.ast import Rule
 from assay.lang.dqdl.printer import analyzer_text, rule_text, ruleset_text
-from assay.rules.compiler import compile_analyzer
+from assay.rules.compiler import compile_analyzer, details
 
 
 @functools.cache
@@ -31,7 +31,7 @@ def _distributions(text: str) -> tuple[list[dict[str, Any]], int]:
     evaluation = Evaluation(ruleset, penguins())
     groups = [compile_analyzer(a, evaluation.ctx, i) for i, a in enumerate(ruleset.analyzers or ())]
     measured = evaluation.scan.run(evaluation.engine)
-    found = [plan.detail(measured) for plans in groups for plan in plans if plan.detail is not None]
+    found = [detail for plans in groups for detail in details(plans, measured)]
     return found, evaluation.engine.queries
 
 

@@ -7,6 +7,7 @@ counts the rows failing the combined per-row check, measured in the same shared 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlglot import exp
 
@@ -121,6 +122,12 @@ def analyzer_rules(analyzer: ast.Analyzer, columns: list[Column]) -> list[ast.Ru
         if column.kind.numeric:
             rules += [ast.Rule(t, param) for t in ("Mean", "Sum", "StandardDeviation")]
     return rules
+
+
+def details(plans: list[LeafPlan], measured: Measurements) -> list[dict[str, Any]]:
+    """The structured results of an analyzer's plans (Distribution's histograms), in column
+    order, for :attr:`assay.judge.result.AnalyzerOutcome.distributions`."""
+    return [plan.detail(measured) for plan in plans if plan.detail is not None and plan.error is None]
 
 
 def compile_analyzer(analyzer: ast.Analyzer, ctx: Context, position: int) -> list[LeafPlan]:
