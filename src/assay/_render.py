@@ -45,6 +45,11 @@ def print_outcomes(console: Console, result: EvaluationResult) -> None:
     for analyzer in result.analyzers:
         shown = ", ".join(f"{k} = {fmt(v)}" for k, v in analyzer.metrics.items())
         console.print(f"[bold]{escape(analyzer.analyzer)}[/bold]: {escape(shown)}", highlight=False)
+        for data in analyzer.distributions:
+            pairs = ", ".join(
+                f"{edge}: {count}" for edge, count in zip(data["bin_edges"], data["counts"], strict=False)
+            )
+            console.print(f"  {escape(data['column'])}: {escape(pairs) or 'no values'}", highlight=False)
         for error in analyzer.errors:
             console.print(f"  [yellow]{escape(error)}[/yellow]", highlight=False)
 

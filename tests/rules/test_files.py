@@ -42,7 +42,9 @@ def outcomes(text: str, data: object = None, **kw: object) -> list[tuple[str, st
 def test_file_freshness_and_threshold(folder: Path) -> None:
     fresh = f'FileFreshness "{folder}" > (now() - 1 days)'
     (strict, tolerant) = outcomes(rules(fresh, f"{fresh} with threshold > 0.6"))
-    assert strict[0] == "Failed" and "66.67 % of rows passed" in (strict[1] or "")
+    assert strict[0] == "Failed" and "66.67 % of files passed the threshold (1 of 3 files failed)" in (
+        strict[1] or ""
+    )
     assert tolerant[0] == "Passed"
 
 
@@ -88,3 +90,53 @@ def test_remote_and_missing_paths_are_errors(tmp_path: Path) -> None:
     )
     assert remote[0] == "Error" and "local paths only" in (remote[1] or "")
     assert missing[0] == "Error" and "does not exist" in (missing[1] or "")
+
+
+@pytest.fixture
+def drops(tmp_path: Path) -> Path:
+    """A landing folder: two CSV files with the same content and a newer temporary file."""
+    drop = tmp_path / "landing"
+    drop.mkdir()
+    for name, content, age_hours in [
+        ("old.csv", b"x\n1\n", 3),
+        ("mid.csv", b"x\n1\n", 2),
+        ("new.tmp", b"partial", 1),
+    ]:
+        path = drop / name
+        path.write_bytes(content)
+        os.utime(path, (STAMP - age_hours * 3600, STAMP - age_hours * 3600))
+    return drop
+
+
+def test_recent_files_apply_before_uri_regex_unless_filter_order_says_otherwise(drops: Path) -> None:
+    base = f'FileUniqueness "{drops}" = 1.0 with recentFiles = 2 with uriRegex = "\\.csv$"'
+    default, reordered, listed_once = outcomes(
+        rules(
+            base,
+            f'{base} with filterOrder = ["uriRegex","recentFiles"]',
+            f'{base} with filterOrder = ["uriRegex"]',
+        )
+    )
+    # recentFiles first (Glue's default): new.tmp and mid.csv, of which mid.csv is a .csv file.
+    assert default == ("Passed", None)
+    # uriRegex first: old.csv and mid.csv, the two most recent CSV files, hold the same bytes.
+    assert reordered[0] == "Failed" and listed_once[0] == "Failed"
+
+
+def test_uri_regex_may_use_a_lookahead_as_glue_documents(drops: Path) -> None:
+    (counted,) = evaluate(
+        rules(f'FileUniqueness "{drops}" >= 0 with uriRegex = "^(?!.*\\.tmp$).*"'),
+        pa.table({"x": [1]}),
+        now=NOW,
+    ).rules
+    assert counted.outcome == "Passed"
+    assert counted.metrics == {"Dataset.*.FileUniqueness": 0.0}  # old.csv and mid.csv, equal
+
+
+@pytest.mark.parametrize(
+    ("order", "message"),
+    [('["recentFiles","size"]', "unknown filter 'size'"), ('"uriRegex"', "filterOrder is a list")],
+)
+def test_a_bad_filter_order_is_an_error(drops: Path, order: str, message: str) -> None:
+    ((outcome, text),) = outcomes(rules(f'FileUniqueness "{drops}" > 0 with filterOrder = {order}'))
+    assert outcome == "Error" and message in (text or "")

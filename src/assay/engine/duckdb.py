@@ -62,9 +62,39 @@ def _failure(error: duckdb.Error, *, running: bool = False) -> Exception:
     return EngineError(_one_line(error))
 
 
+# How DuckDB's messages are made fit for a user (every EngineError goes through
+# `_one_line`): each row is (pattern, replacement), applied in order. The user never wrote the
+# query assay sent, so its echo and the internal names in it say nothing to them, and DuckDB's
+# remedies (`SET ...`) are settings assay owns, not the user.
+_CLEANUPS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\x1b\[[0-9;]*[A-Za-z]"), ""),  # ANSI colours and underlines
+    (re.compile(r"\n\s*LINE \d+:.*", re.DOTALL), ""),  # the echo of assay's query, with a caret
+    (re.compile(r"\s*Candidate (?:bindings|functions|tables):.*", re.DOTALL), ""),
+    (re.compile(r"\s*Did you mean[^?]*\?"), ""),
+    (
+        re.compile(r"Max expression depth limit of (\d+) exceeded\..*", re.DOTALL),
+        r"the expression is nested more than \1 levels deep, deeper than the engine can evaluate",
+    ),
+    (re.compile(r"\s*(?:Use|Try|Consider)\b[^.]*\bSET\b[^.]*\.?"), ""),  # engine settings as a remedy
+    (re.compile(r" when casting from source column \"?__\w+\"?"), ""),
+    (re.compile(r'"?\b__\w+"?'), "an internal value"),  # assay's own columns and tables (__row, __freq0)
+)
+
+
 def _one_line(error: Exception, limit: int = 400) -> str:
-    """The engine's message on one line, cut before its list of candidate functions."""
-    text = " ".join(str(error).split())
+    """The engine's message on one line, fit for a user: no query echo, internal names, engine
+    settings or colour codes, cut before its list of candidate functions.
+
+    >>> _one_line(Exception('Parser Error: Max expression depth limit of 1000 exceeded. Use "SET '
+    ...     'max_expression_depth TO x" to increase the maximum expression depth.'))
+    'Parser Error: the expression is nested more than 1000 levels deep, deeper than the engine can evaluate'
+    >>> _one_line(Exception('Binder Error: Referenced column "x" not found!\\nCandidate bindings: "__row"'))
+    'Binder Error: Referenced column "x" not found!'
+    """
+    text = str(error)
+    for pattern, replacement in _CLEANUPS:
+        text = pattern.sub(replacement, text)
+    text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -23,7 +23,7 @@ from assay.lang.dqdl import ast
 from assay.lang.dqdl.printer import analyzer_text, rule_text
 from assay.measure import Aggregate, Measurements, ScanPlan
 from assay.measure.requests import count_star
-from assay.rules.compiler import CompiledRule, compile_analyzer, compile_rule
+from assay.rules.compiler import CompiledRule, compile_analyzer, compile_rule, details
 from assay.rules.plan import Context, LeafPlan
 from assay.store import MetricKey
 
@@ -124,7 +124,7 @@ class Evaluation:
         load_id = self._persist(plans, values, measured.number(rows_slot))
         outcomes = [self._outcome(rule, values) for rule in compiled]
         analyzer_outcomes = [
-            self._analyzer_outcome(node, group, values)
+            self._analyzer_outcome(node, group, values, measured)
             for node, group in zip(self.ruleset.analyzers or (), analyzers, strict=True)
         ]
         result = EvaluationResult(self.dataset, outcomes, analyzer_outcomes)
@@ -225,9 +225,14 @@ class Evaluation:
         return RuleOutcome(rule_text(node), judgement.outcome, judgement.message, metrics, labels)
 
     def _analyzer_outcome(
-        self, node: ast.Analyzer, plans: list[LeafPlan], values: dict[int, dict[str, float | None] | str]
+        self,
+        node: ast.Analyzer,
+        plans: list[LeafPlan],
+        values: dict[int, dict[str, float | None] | str],
+        measured: Measurements,
     ) -> AnalyzerOutcome:
         outcome = AnalyzerOutcome(analyzer_text(node), {})
+        outcome.distributions = details(plans, measured)
         for plan in plans:
             measured = values[id(plan)]
             if plan.error is not None:

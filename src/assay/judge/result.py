@@ -38,12 +38,22 @@ class RuleOutcome:
 
 @dataclass
 class AnalyzerOutcome:
+    """One analyzer's metrics; a Distribution analyzer also has one distribution per column
+    (``column``, ``data_type``, ``bin_edges``, ``counts``: Glue's DistributionData)."""
+
     analyzer: str
     metrics: dict[str, float | None]
     errors: list[str] = field(default_factory=list)
+    distributions: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"analyzer": self.analyzer, "metrics": {k: json_number(v) for k, v in self.metrics.items()}}
+        out: dict[str, Any] = {
+            "analyzer": self.analyzer,
+            "metrics": {k: json_number(v) for k, v in self.metrics.items()},
+        }
+        if self.distributions:
+            out["distributions"] = [dict(d) for d in self.distributions]
+        return out
 
 
 @dataclass

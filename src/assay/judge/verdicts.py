@@ -49,6 +49,36 @@ def not_met(value: float | None) -> str:
     return f"Value: {fmt(value)} does not meet the constraint requirement!"
 
 
+def percent(share: float) -> str:
+    """A share as a percentage with as many decimals as it takes to tell it apart from 0 % and
+    100 %: a rule that failed on 2 of 50,000 rows passed 99.996 %, not "100.00 %".
+
+    >>> percent(1 / 3), percent(49_998 / 50_000), percent(1 / 10**7), percent(1.0)
+    ('33.33', '99.996', '0.00001', '100.00')
+    """
+    for decimals in range(2, 16):
+        text = f"{share * 100:.{decimals}f}"
+        if (0.0 < share < 1.0 and float(text) not in (0.0, 100.0)) or share in (0.0, 1.0):
+            return text
+    return text
+
+
+def shortfall(value: float | None, total: float, noun: str, threshold: ast.Condition | None) -> str:
+    """Why a compliance rule failed: the share that passed and how many of ``total`` failed.
+
+    >>> shortfall(49_998 / 50_000, 50_000, "rows", None)
+    '99.996 % of rows passed the threshold (2 of 50,000 rows failed)'
+    """
+    share = value if value is not None and math.isfinite(value) else 0.0
+    failed = round(total * (1.0 - share))
+    message = (
+        f"{percent(share)} % of {noun} passed the threshold ({failed:,} of {int(total):,} {noun} failed)"
+    )
+    if threshold is not None:
+        message += f"; the threshold requires {condition_text(threshold)}"
+    return message
+
+
 def holds(value: float | None, condition: ast.Condition, history: Callable[[int], list[float]]) -> bool:
     """Whether a measured number satisfies a numeric condition (dynamic operands evaluated)."""
     if value is None or math.isnan(value):
@@ -93,10 +123,7 @@ def _judge(verdict: Verdict, values: Mapping[str, float | None], history: Histor
             passed = holds(value, verdict.threshold, lambda k: history(key, k))
         if passed:
             return Judgement(PASSED)
-        share = f"{(value or 0.0) * 100:.2f} % of rows passed the threshold"
-        if verdict.threshold is not None:
-            share += f" (the threshold requires {condition_text(verdict.threshold)})"
-        return Judgement(FAILED, share)
+        return Judgement(FAILED, shortfall(value, rows, verdict.rows, verdict.threshold))
     if isinstance(verdict, Anomalous):
         value = values.get(verdict.metric)
         if value is None or math.isnan(value):

@@ -20,6 +20,7 @@ import difflib
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Final
 
 from sqlglot import TokenType, exp
@@ -30,6 +31,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema
 
 from assay.errors import ConfigError
+from assay.lang import patterns
 
 READ_DIALECT: Final = "spark"
 
@@ -177,38 +179,42 @@ PREDICATE_REJECTIONS: Final[Sequence[tuple[type[exp.Expr], str]]] = (
 )
 
 
-def parse_predicate(text: str, columns: Sequence[str]) -> exp.Expression:
+def parse_predicate(text: str, columns: Sequence[str], *, clock: datetime | None = None) -> exp.Expression:
     """Parse a Spark SQL row predicate over ``columns`` into a checked sqlglot tree.
 
     Column references resolve exactly, else case-insensitively (as Spark does) when the match is
     unique; they come out as quoted identifiers with the table's exact names, unqualified
-    (``primary.x`` is accepted and the qualifier dropped).
+    (``primary.x`` is accepted and the qualifier dropped). With ``clock``, ``now()``,
+    ``current_timestamp`` and ``current_date`` read that instant instead of the machine's clock.
 
     >>> tree = parse_predicate("`state name` = 'WA' and PRIMARY.amount > 3/2", ["State Name", "amount"])
     >>> print(render(tree, "duckdb"))
     "State Name" = 'WA' AND "amount" > 3 / NULLIF(2, 0)
     """
     with _depth_guard("predicate"):
-        tree = _rewrite(_parse(text, "predicate"))
+        tree = _fix_clock(_rewrite(_parse(text, "predicate")), clock)
         _check_nodes(tree, text, PREDICATE_NODES, predicate=True)
         _resolve_predicate_columns(tree, columns)
         _check_boolean(tree)
         return tree
 
 
-def parse_query(text: str, tables: Mapping[str, Sequence[str]]) -> exp.Query:
+def parse_query(
+    text: str, tables: Mapping[str, Sequence[str]], *, clock: datetime | None = None
+) -> exp.Query:
     """Parse a Spark SQL query over ``tables`` (name -> columns) into a checked sqlglot tree.
 
     Exactly one statement, a SELECT or a set operation of SELECTs with optional CTEs. Table names
     are matched case-insensitively and rewritten as quoted identifiers of the exact key; any other
     table is refused. Unknown columns are refused where sqlglot can resolve the query's scopes.
+    ``clock`` fixes the current date and time as in :func:`parse_predicate`.
 
     >>> tree = parse_query("SELECT id FROM Primary WHERE name IS NOT NULL", {"primary": ["id", "name"]})
     >>> print(render(tree, "duckdb"))
     SELECT "id" FROM "primary" WHERE NOT "name" IS NULL
     """
     with _depth_guard("query"):
-        tree = _rewrite(_parse(text, "query"))
+        tree = _fix_clock(_rewrite(_parse(text, "query")), clock)
         if not isinstance(tree, exp.Query):
             raise SQLRejected(f"only a query (SELECT ...) is allowed; {tree.key.upper()} statements are not")
         _check_nodes(tree, text, QUERY_NODES, predicate=False)
@@ -332,6 +338,34 @@ def _rewrite_function(node: exp.Expr) -> exp.Expr:
     return build(args)
 
 
+def _fix_clock(tree: exp.Expression, clock: datetime | None) -> exp.Expression:
+    """``now()``, ``current_timestamp`` and ``current_date`` as literals of ``clock`` (the
+    evaluation's ``--now``), so that a rule reads the same instant as the rest of its evaluation.
+    An aware clock is read in UTC, the engine's session time zone; the tree is edited, never the text.
+
+    >>> tree = parse_predicate("d >= current_date - INTERVAL 1 DAY", ["d"], clock=datetime(2024, 6, 10))
+    >>> print(render(tree, "duckdb"))
+    "d" >= CAST('2024-06-10' AS DATE) - INTERVAL '1' DAY
+    """
+    if clock is None:
+        return tree
+    instant = clock.astimezone(UTC).replace(tzinfo=None) if clock.tzinfo else clock
+    literals: dict[type[exp.Expr], exp.Expr] = {
+        exp.CurrentTimestamp: exp.cast(
+            exp.Literal.string(instant.isoformat(sep=" ")), exp.DataType.build("TIMESTAMP")
+        ),
+        exp.CurrentDate: exp.cast(exp.Literal.string(instant.date().isoformat()), exp.DataType.build("DATE")),
+    }
+
+    def fix(node: exp.Expr) -> exp.Expr:
+        literal = literals.get(type(node))
+        return literal.copy() if literal is not None else node
+
+    fixed = tree.transform(fix, copy=False)
+    assert isinstance(fixed, exp.Expression)
+    return fixed
+
+
 def _escape_like(node: exp.Expr) -> exp.Expr:
     # Spark's LIKE treats '\' as the escape character by default; DuckDB's LIKE has none.
     if isinstance(node.parent, exp.Escape):
@@ -358,7 +392,21 @@ def _substring_from_one(node: exp.Expr) -> exp.Expr:
     return node
 
 
+def _translate_regex(node: exp.Expr) -> exp.Expr:
+    # Spark's RLIKE and regexp_* take Java patterns; DuckDB runs RE2 (assay.lang.patterns).
+    pattern = node.args.get("expression")
+    if isinstance(pattern, exp.Literal) and pattern.is_string:
+        try:
+            node.set("expression", exp.Literal.string(patterns.to_re2(pattern.this)))
+        except patterns.PatternRefused as error:
+            raise SQLRejected(error.message) from None
+    return node
+
+
 _NODE_REWRITES: Final[Mapping[type[exp.Expr], Callable[[exp.Expr], exp.Expr]]] = {
+    exp.RegexpLike: _translate_regex,
+    exp.RegexpExtract: _translate_regex,
+    exp.RegexpReplace: _translate_regex,
     exp.Anonymous: _rewrite_function,
     exp.Like: _escape_like,
     exp.ILike: _escape_like,

@@ -6,7 +6,7 @@ Each function compiles one DQDL rule type (DQDL.md §6) into a :class:`LeafPlan`
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from sqlglot import exp
 
@@ -246,4 +246,115 @@ def column_correlation(rule: ast.Rule, ctx: Context) -> LeafPlan:
     )
     key = MetricKey.multicolumn([first.name, second.name], "ColumnCorrelation")
     metric = MetricSpec(key.key, qualified(key, rule), number_of(slot), (slot,))
+    return LeafPlan(rule, [metric], judged(rule, metric))
+
+
+# --- the rule types Deequ's DQDL evaluator added beyond Glue's published list ----------------
+# Semantics follow Deequ's analyzers of the same names (docs/dqdl.md, "Rule types beyond
+# Glue's documentation"); each reads the shared scan like the statistics above.
+
+
+def _column_metric(
+    rule: ast.Rule,
+    ctx: Context,
+    name: str,
+    slots: Mapping[str, exp.Expr],
+    compute: Callable[..., float | None],
+) -> LeafPlan:
+    """A numeric column's metric ``name`` computed by ``compute`` from aggregates over it."""
+    (column,) = _columns(rule, ctx)
+    _numeric(column, rule.type)
+    where = ctx.where(rule)
+    named = {key: ctx.request(Aggregate(filtered(build, where))) for key, build in slots.items()}
+    key = MetricKey.column(column.name, name)
+
+    def value(m: Measurements) -> float | None:
+        return compute(**{k: m.number(slot) for k, slot in named.items()})
+
+    metric = MetricSpec(key.key, qualified(key, rule), value, tuple(named.values()))
+    return LeafPlan(rule, [metric], judged(rule, metric))
+
+
+def _of(rule: ast.Rule, ctx: Context) -> exp.Expr:
+    return col(_columns(rule, ctx)[0])
+
+
+def zeros_count(rule: ast.Rule, ctx: Context) -> LeafPlan:
+    """``ZerosCount "c" < 10``: rows whose value is 0 (NULL is not 0); 0 on zero rows."""
+    zero = exp.EQ(this=_of(rule, ctx), expression=exp.Literal.number(0))
+    count = exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=zero))
+    return _column_metric(rule, ctx, "ZerosCount", {"zeros": count}, lambda zeros: zeros or 0.0)
+
+
+def value_range(rule: ast.Rule, ctx: Context) -> LeafPlan:
+    """``Range "c" <= 100``: maximum - minimum of the non-NULL values."""
+    x = _of(rule, ctx)
+    aggregates = {"low": exp.Min(this=x.copy()), "high": exp.Max(this=x.copy())}
+
+    def spread(low: float | None, high: float | None) -> float | None:
+        return None if low is None or high is None else high - low
+
+    return _column_metric(rule, ctx, "Range", aggregates, spread)
+
+
+def interquartile_range(rule: ast.Rule, ctx: Context) -> LeafPlan:
+    """``InterquartileRange "c" < 5``: Q3 - Q1, exact quantiles with linear interpolation
+    (Spark's ``percentile``, DuckDB's ``quantile_cont``)."""
+    x = exp.cast(_of(rule, ctx), exp.DataType.build("DOUBLE"))
+    aggregates = {
+        name: exp.PercentileCont(this=x.copy(), expression=exp.Literal.number(q))
+        for name, q in (("q1", 0.25), ("q3", 0.75))
+    }
+
+    def spread(q1: float | None, q3: float | None) -> float | None:
+        return None if q1 is None or q3 is None else q3 - q1
+
+    return _column_metric(rule, ctx, "InterquartileRange", aggregates, spread)
+
+
+def _moments(rule: ast.Rule, ctx: Context, extra: exp.Expr) -> dict[str, exp.Expr]:
+    x = exp.cast(_of(rule, ctx), exp.DataType.build("DOUBLE"))
+    return {"n": exp.Count(this=x.copy()), "var": exp.VariancePop(this=x.copy()), "engine": extra}
+
+
+def skewness(rule: ast.Rule, ctx: Context) -> LeafPlan:
+    """``Skewness "c" between -1 and 1``: population skewness √n·m3 / m2^1.5 (Deequ's; 0 when
+    every value is equal, NaN on zero rows). DuckDB's ``skewness`` is the sample statistic G1 =
+    g1·√(n(n-1))/(n-2), converted back here; it is undefined below 3 values, where g1 is 0."""
+    x = exp.cast(_of(rule, ctx), exp.DataType.build("DOUBLE"))
+
+    def population(n: float | None, var: float | None, engine: float | None) -> float | None:
+        if not n:
+            return float("nan")
+        if not var or n < 3 or engine is None:
+            return 0.0
+        return engine * (n - 2) / math.sqrt(n * (n - 1))
+
+    return _column_metric(rule, ctx, "Skewness", _moments(rule, ctx, exp.Skewness(this=x)), population)
+
+
+def kurtosis(rule: ast.Rule, ctx: Context) -> LeafPlan:
+    """``Kurtosis "c" < 3``: population excess kurtosis n·m4 / m2² - 3 (Deequ's; 0 when every
+    value is equal, NaN on zero rows), DuckDB's ``kurtosis_pop``."""
+    x = exp.cast(_of(rule, ctx), exp.DataType.build("DOUBLE"))
+
+    def excess(n: float | None, var: float | None, engine: float | None) -> float | None:
+        if not n:
+            return float("nan")
+        return 0.0 if not var or engine is None else engine
+
+    extra = exp.Anonymous(this="kurtosis_pop", expressions=[x])
+    return _column_metric(rule, ctx, "Kurtosis", _moments(rule, ctx, extra), excess)
+
+
+def duplicate_row_count(rule: ast.Rule, ctx: Context) -> LeafPlan:
+    """``DuplicateRowCount "a" "b" = 0``: rows whose key (the listed columns, or every column)
+    occurs more than once; rows whose key columns are all NULL are left out, as in Uniqueness."""
+    columns = _columns(rule, ctx) if rule.params else list(ctx.primary.columns)
+    freq = Frequencies(tuple(c.name for c in columns), ctx.where(rule))
+    repeated = exp.GT(this=n_column(), expression=exp.Literal.number(1))
+    slot = ctx.request(FrequencyAggregate(freq, filtered(exp.Sum(this=n_column()), repeated)))
+    # One column is Column.<c>, as for Uniqueness (Deequ says Multicolumn.<c>, a one-name list).
+    key = _column_key(columns, "DuplicateRowCount") if rule.params else MetricKey.dataset("DuplicateRowCount")
+    metric = MetricSpec(key.key, qualified(key, rule), lambda m: m.number(slot) or 0.0, (slot,))
     return LeafPlan(rule, [metric], judged(rule, metric))

@@ -7,6 +7,7 @@ counts the rows failing the combined per-row check, measured in the same shared 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlglot import exp
 
@@ -67,7 +68,7 @@ def _row_mode_plan(node: ast.Composite, leaves: dict[int, LeafPlan], ctx: Contex
         ]
         message = (
             f"this composite cannot be evaluated in ROW mode: {', '.join(dict.fromkeys(unusable))} "
-            "has no per-row form there (DQDL.md §5)"
+            "has no per-row result; evaluate it with --composite-mode column"
         )
         return LeafPlan(dummy, verdict=Fixed(False, message), error=message)
     rows_query = layout.select(exp.Table(this=exp.to_identifier(ctx.primary.name, quoted=True)))
@@ -97,7 +98,14 @@ def _row_mode_plan(node: ast.Composite, leaves: dict[int, LeafPlan], ctx: Contex
 def analyzer_rules(analyzer: ast.Analyzer, columns: list[Column]) -> list[ast.Rule]:
     """The simple rules an analyzer measures. ``AllStatistics "c"`` (or ``AllColumns``) expands
     to RowCount, ColumnCount and, per column, Completeness, Uniqueness and Entropy, plus
-    minimum, maximum, mean, sum and standard deviation for numbers and lengths for text."""
+    minimum, maximum, mean, sum and standard deviation for numbers and lengths for text.
+    ``Distribution AllColumns`` is one Distribution per column."""
+    if analyzer.type == "Distribution":
+        target = analyzer.params[0]
+        names = (
+            [c.name for c in columns] if not target.quoted and target.text == "AllColumns" else [target.text]
+        )
+        return [ast.Rule("Distribution", (ast.Param(name, True),), tags=analyzer.tags) for name in names]
     if analyzer.type != "AllStatistics":
         return [ast.Rule(analyzer.type, analyzer.params, span=analyzer.span)]
     target = analyzer.params[0]
@@ -114,6 +122,12 @@ def analyzer_rules(analyzer: ast.Analyzer, columns: list[Column]) -> list[ast.Ru
         if column.kind.numeric:
             rules += [ast.Rule(t, param) for t in ("Mean", "Sum", "StandardDeviation")]
     return rules
+
+
+def details(plans: list[LeafPlan], measured: Measurements) -> list[dict[str, Any]]:
+    """The structured results of an analyzer's plans (Distribution's histograms), in column
+    order, for :attr:`assay.judge.result.AnalyzerOutcome.distributions`."""
+    return [plan.detail(measured) for plan in plans if plan.detail is not None and plan.error is None]
 
 
 def compile_analyzer(analyzer: ast.Analyzer, ctx: Context, position: int) -> list[LeafPlan]:

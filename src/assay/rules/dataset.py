@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-
+from assay.lang import patterns
 from assay.lang.dqdl import ast
 from assay.measure import Aggregate
 from assay.measure.requests import count_star
@@ -57,9 +56,9 @@ def column_names_match_pattern(rule: ast.Rule, ctx: Context) -> LeafPlan:
     With no columns the ratio is NaN (0/0) and the rule passes: no name fails (as Deequ)."""
     pattern = rule.params[0].text
     try:
-        regex = re.compile(pattern)
-    except re.error as error:
-        raise RuleError(f"Invalid regex pattern '{pattern}': {error}") from None
+        regex = patterns.to_python(pattern)
+    except patterns.PatternRefused as error:
+        raise RuleError(error.message) from None
     names = ctx.primary.column_names()
     misses = [name for name in names if not regex.fullmatch(name)]
     value = (len(names) - len(misses)) / len(names) if names else float("nan")

@@ -3,16 +3,19 @@
 Glue runs these on S3 prefixes; assay runs them on a local file or folder (a folder means
 every regular file under it). Without a path, the rule reads the data file being evaluated.
 Tags: ``recentFiles = N`` keeps the N most recently modified files, ``uriRegex`` keeps paths
-matching a pattern, ``hashAlgorithm`` is MD5, SHA-1 or SHA-256 (the default), and
-``matchFileName = "true"`` makes FileMatch compare two folders file by file, by name.
+matching a pattern (in that order, unless ``filterOrder = ["uriRegex","recentFiles"]``),
+``hashAlgorithm`` is MD5, SHA-1 or SHA-256 (the default), and ``matchFileName = "true"``
+makes FileMatch compare two folders file by file, by name.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from assay.lake.checksum import digest
+from assay.lang import patterns
 from assay.lang.dqdl import ast
 from assay.rules import predicates
 from assay.rules.plan import Compliance, Context, Fixed, LeafPlan, MetricSpec, RuleError, constant, judged
@@ -34,23 +37,60 @@ def _files(rule: ast.Rule, ctx: Context, param: int = 0) -> list[Path]:
     if not root.exists():
         raise RuleError(f"'{root}' does not exist")
     files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
-    pattern = rule.tag("uriRegex")
-    if pattern:
-        try:
-            regex = re.compile(pattern)
-        except re.error as error:
-            raise RuleError(f"Invalid regex pattern '{pattern}': {error}") from None
-        files = [f for f in files if regex.search(str(f))]
-    recent = rule.tag("recentFiles")
-    if recent:
-        try:
-            count = int(recent)
-        except ValueError:
-            raise RuleError(f"recentFiles must be a whole number, not '{recent}'") from None
-        files = sorted(files, key=lambda f: f.stat().st_mtime, reverse=True)[:count]
+    for name in _filter_order(rule):
+        files = FILTERS[name](rule, files)
     if not files:
         raise RuleError(f"no files found under '{root}'")
     return files
+
+
+def _by_pattern(rule: ast.Rule, files: list[Path]) -> list[Path]:
+    """``uriRegex``: the files whose path contains a match of the (Java) pattern."""
+    pattern = rule.tag("uriRegex")
+    if not pattern:
+        return files
+    try:
+        regex = patterns.to_python(pattern)
+    except patterns.PatternRefused as error:
+        raise RuleError(error.message) from None
+    return [f for f in files if regex.search(str(f))]
+
+
+def _most_recent(rule: ast.Rule, files: list[Path]) -> list[Path]:
+    """``recentFiles = N``: the N most recently modified files."""
+    recent = rule.tag("recentFiles")
+    if not recent:
+        return files
+    try:
+        count = int(recent)
+    except ValueError:
+        raise RuleError(f"recentFiles must be a whole number, not '{recent}'") from None
+    return sorted(files, key=lambda f: f.stat().st_mtime, reverse=True)[:count]
+
+
+# The file filters by tag name, and the order Glue applies them in unless `filterOrder` says
+# otherwise ("the default order applies recentFiles first, then uriRegex").
+FILTERS: dict[str, Callable[[ast.Rule, list[Path]], list[Path]]] = {
+    "recentFiles": _most_recent,
+    "uriRegex": _by_pattern,
+}
+DEFAULT_ORDER = ("recentFiles", "uriRegex")
+
+
+def _filter_order(rule: ast.Rule) -> tuple[str, ...]:
+    """``with filterOrder = ["uriRegex","recentFiles"]``; filters it leaves out follow in the
+    default order."""
+    if rule.tag("filterOrder") is not None:
+        raise RuleError('filterOrder is a list of tag names, such as ["uriRegex","recentFiles"]')
+    order = rule.tag_list("filterOrder")
+    if order is None:
+        return DEFAULT_ORDER
+    unknown = [name for name in order if name not in FILTERS]
+    if unknown:
+        raise RuleError(f"filterOrder names unknown filter '{unknown[0]}': use {', '.join(FILTERS)}")
+    if len(set(order)) < len(order):
+        raise RuleError("filterOrder names a filter twice")
+    return tuple(order) + tuple(name for name in DEFAULT_ORDER if name not in order)
 
 
 def _algorithm(rule: ast.Rule) -> str:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from sqlglot import exp
 
@@ -115,6 +116,7 @@ class RowCheck:
     filter: exp.Expr | None = None
     helpers: tuple[tuple[str, exp.Expr], ...] = ()
     in_row_composites: bool = True  # Completeness, Uniqueness and ratio rules are not (DQDL.md §5)
+    in_row_level: bool = True  # DataFreshness judges rows in ROW-mode composites only (as Deequ)
 
 
 @dataclass
@@ -127,6 +129,7 @@ class LeafPlan:
     row: RowCheck | None = None
     error: str | None = None
     hidden: dict[str, MetricSpec] = field(default_factory=dict)  # values the verdict reads but no one reports
+    detail: Detail | None = None  # an analyzer's structured result (Distribution's histogram)
 
     @property
     def text(self) -> str:
@@ -137,6 +140,9 @@ class LeafPlan:
         specs = [*self.metrics, *self.hidden.values()]
         return [slot for metric in specs for slot in metric.slots]
 
+
+Detail = Callable[[Measurements], dict[str, Any]]
+"""A structured result read from the measured slots, beside the metrics (not a number)."""
 
 Kind = Callable[[ast.Rule, "Context"], LeafPlan]
 """A rule type's compiler: parsed rule in, plan out; raises :class:`RuleError` when the rule
@@ -179,7 +185,7 @@ class Context:
         if rule.where is None:
             return None
         try:
-            predicate = sqlsafe.parse_predicate(rule.where.raw, self.primary.column_names())
+            predicate = sqlsafe.parse_predicate(rule.where.raw, self.primary.column_names(), clock=self.now)
             self.engine.describe(
                 exp.select(predicate.copy()).from_(exp.to_identifier(self.primary.name, quoted=True))
             )
@@ -213,7 +219,9 @@ def resolve_column(name: str, columns: Sequence[Column], where: str) -> Column:
     folded = [c for c in columns if c.name.lower() == name.lower()]
     if len(folded) == 1:
         return folded[0]
-    listing = ", ".join(c.name for c in columns[:20]) + (", ..." if len(columns) > 20 else "")
+    # assay's own columns (the gate's __row, __gate_batch ...) are not the user's to name.
+    shown = [c.name for c in columns if not c.name.startswith("__")]
+    listing = ", ".join(shown[:20]) + (", ..." if len(shown) > 20 else "")
     raise RuleError(f"Column '{name}' does not exist in the {where} (columns: {listing or 'none'})")
 
 

@@ -7,12 +7,12 @@ Operands are resolved to literals first: dates and ``now()`` against the evaluat
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from sqlglot import exp
 
+from assay.lang import patterns
 from assay.lang.dqdl import arithmetic, ast
 from assay.lang.dqdl.ast import Op
 from assay.lang.dqdl.tokens import time_parts
@@ -146,13 +146,14 @@ def membership(x: exp.Expr, values: list[Literal]) -> exp.Expr:
 
 
 def regex_full_match(x: exp.Expr, pattern: str) -> exp.Expr:
-    """``x`` matches the whole ``pattern`` (DQDL's ``matches`` is Java's ``String.matches``)."""
+    """``x`` matches the whole ``pattern`` (DQDL's ``matches`` is Java's ``String.matches``).
+    The Java pattern is translated for RE2, or refused when RE2 cannot run it."""
     try:
-        re.compile(pattern)
-    except re.error as error:
-        raise RuleError(f"Invalid regex pattern '{pattern}': {error}") from None
+        translated = patterns.to_re2(pattern)
+    except patterns.PatternRefused as error:
+        raise RuleError(error.message) from None
     # An anchored partial match is a full match on every engine (RE2 and Java regex alike).
-    return exp.RegexpLike(this=x, expression=exp.Literal.string(f"^(?:{pattern})$"))
+    return exp.RegexpLike(this=x, expression=exp.Literal.string(f"^(?:{translated})$"))
 
 
 def whitespace_only(x: exp.Expr) -> exp.Expr:

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from assay.lang.dqdl import ast
 from assay.lang.dqdl.catalog import lookup
-from assay.rules import columns, custom, dataset, files, references, values
+from assay.rules import columns, custom, dataset, distribution, files, references, values
 from assay.rules.plan import Anomalous, Context, Kind, LeafPlan, RuleError
 
 KINDS: dict[str, Kind] = {
@@ -27,6 +27,13 @@ KINDS: dict[str, Kind] = {
     "StandardDeviation": columns.standard_deviation,
     "Variance": columns.variance,
     "ColumnCorrelation": columns.column_correlation,
+    "ZerosCount": columns.zeros_count,
+    "Range": columns.value_range,
+    "InterquartileRange": columns.interquartile_range,
+    "Skewness": columns.skewness,
+    "Kurtosis": columns.kurtosis,
+    "DuplicateRowCount": columns.duplicate_row_count,
+    "Distribution": distribution.distribution,
     "ColumnValues": values.column_values,
     "ColumnLength": values.column_length,
     "ColumnDataType": values.column_data_type,

@@ -100,6 +100,8 @@ class RowLayout:
                 return None
             if row_mode and not plan.row.in_row_composites:
                 return None
+            if not row_mode and not plan.row.in_row_level:
+                return None
             self.checks.append(plan.row)
             return LeafState(len(self.checks) - 1)
         children = [self.add(child, plans, row_mode=row_mode) for child in node.children]

@@ -83,7 +83,7 @@ def compliance_plan(
     counted = MetricSpec("", MetricKey.dataset("RowCount"), number_of(rows), (rows,))
     threshold = rule.threshold
     verdict = Compliance(metric.display, "rows", threshold, qualified(key, rule, condition=True))
-    row = RowCheck(predicate, where, in_row_composites=threshold is None) if row_level else None
+    row = RowCheck(predicate, where, in_row_composites=threshold is None, in_row_level=row_level)
     plan = LeafPlan(rule, [metric, *(extra or [])], verdict, row)
     plan.hidden["rows"] = counted
     return plan
@@ -254,7 +254,8 @@ def column_data_type(rule: ast.Rule, ctx: Context) -> LeafPlan:
 
 def data_freshness(rule: ast.Rule, ctx: Context) -> LeafPlan:
     """``DataFreshness "updated_at" <= 24 hours``: every row's age (now - value) satisfies the
-    condition; NULL rows fail. Deequ gives it no row-level result, and neither do we."""
+    condition; NULL rows fail. Deequ gives it no row-level result, and neither do we; its rows
+    are judged in ROW-mode composites, where a composite needs every part row by row."""
     column = ctx.column(rule.params[0].text)
     assert rule.condition is not None
     predicate = predicates.freshness_predicate(as_timestamp(column), rule.condition, ctx.now)

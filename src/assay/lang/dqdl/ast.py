@@ -231,12 +231,40 @@ class Label:
 
 
 @dataclass(frozen=True)
+class Bare:
+    """A tag value written without quotes: ``with rebin = false``."""
+
+    text: str
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class StringList:
+    """A list-valued tag: ``with filterOrder = ["uriRegex","recentFiles"]``."""
+
+    items: tuple[StringLit, ...]
+    span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+
+TagValue: TypeAlias = StringLit | Number | Bare | StringList
+
+
+@dataclass(frozen=True)
 class Tag:
     """``with name = value``; ``threshold`` tags carry a condition instead."""
 
     name: str
-    value: StringLit | Number | Condition
+    value: TagValue | Condition
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
+
+    @property
+    def text(self) -> str | None:
+        """A scalar value as text (a list has none)."""
+        if isinstance(self.value, StringLit):
+            return self.value.value
+        if isinstance(self.value, Number | Bare):
+            return self.value.text
+        return None
 
     @property
     def is_threshold(self) -> bool:
@@ -263,10 +291,22 @@ class Rule:
 
     def tag(self, name: str) -> str | None:
         """The value of a ``with name = ...`` tag as text (names compare case-insensitively)."""
+        return find_tag(self.tags, name)
+
+    def tag_list(self, name: str) -> tuple[str, ...] | None:
+        """The values of a list-valued tag (``with filterOrder = ["a","b"]``), or None."""
         for tag in self.tags:
-            if tag.name.lower() == name.lower() and not isinstance(tag.value, Condition):
-                return tag.value.value if isinstance(tag.value, StringLit) else tag.value.text
+            if tag.name.lower() == name.lower() and isinstance(tag.value, StringList):
+                return tuple(item.value for item in tag.value.items)
         return None
+
+
+def find_tag(tags: tuple[Tag, ...], name: str) -> str | None:
+    """The text of the scalar tag ``name`` among ``tags`` (names compare case-insensitively)."""
+    for tag in tags:
+        if tag.name.lower() == name.lower() and not isinstance(tag.value, Condition):
+            return tag.text
+    return None
 
 
 @dataclass(frozen=True)
@@ -288,6 +328,10 @@ class Analyzer:
     type: str
     params: tuple[Param, ...] = ()
     span: Span = field(default=NO_SPAN, compare=False, repr=False)
+    tags: tuple[Tag, ...] = ()  # Distribution's `with bins = 10, rebin = false`
+
+    def tag(self, name: str) -> str | None:
+        return find_tag(self.tags, name)
 
 
 @dataclass(frozen=True)

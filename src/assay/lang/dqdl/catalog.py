@@ -7,9 +7,11 @@ The parser reads this table; it never branches on a rule-type name.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
+from assay.lang.dqdl import ast
 from assay.lang.dqdl.ast import CondKind
 
 
@@ -56,6 +58,7 @@ class RuleType:
     analyzer_only: bool = False
     condition_optional: bool = False
     condition_required_below: int | None = None  # FileMatch: fewer params than this need a condition
+    analyzer_tags: tuple[str, ...] = ()  # the `with` tags an analyzer takes (Distribution)
 
     def accepts(self, count: int) -> bool:
         return count >= self.min_params and (self.max_params is None or count <= self.max_params)
@@ -66,6 +69,11 @@ class RuleType:
         if self.condition_required_below is not None:
             return count < self.condition_required_below
         return not self.condition_optional
+
+    def tag_problem(self, name: str, value: ast.TagValue) -> str | None:
+        """Why an analyzer tag's value is not acceptable, or None (:data:`TAG_VALUES`)."""
+        check = TAG_VALUES.get((self.name, name))
+        return check(value) if check else None
 
     def forbids_condition(self, count: int) -> bool:
         if self.returns is Returns.BOOLEAN:
@@ -109,9 +117,37 @@ RULE_TYPES: tuple[RuleType, ...] = (
     RuleType("FileUniqueness", 0, 1, _N, analyzer=False),
     RuleType("FileMatch", 0, 2, Returns.STRING_IN_OR_NONE, analyzer=False, condition_required_below=2),
     RuleType("AllStatistics", 1, 1, _N, analyzer_only=True),
+    RuleType("Distribution", 1, 1, _N, analyzer_only=True, analyzer_tags=("bins", "rebin")),
+    # Rule types of Deequ's open DQDL evaluator that Glue's documentation does not list yet.
+    RuleType("ZerosCount", 1, 1, _N, where=True),
+    RuleType("Range", 1, 1, _N, where=True),
+    RuleType("InterquartileRange", 1, 1, _N, where=True),
+    RuleType("Skewness", 1, 1, _N, where=True),
+    RuleType("Kurtosis", 1, 1, _N, where=True),
+    RuleType("DuplicateRowCount", 0, None, _N, where=True),
 )
 
 BY_NAME: dict[str, RuleType] = {t.name: t for t in RULE_TYPES}
+
+MAX_BINS = 20  # Glue: "The default value is 20. The maximum value is 20."
+
+
+def _bins(value: ast.TagValue) -> str | None:
+    if isinstance(value, ast.Number) and value.text.isdigit() and 1 <= int(value.text) <= MAX_BINS:
+        return None
+    return f"bins is a whole number from 1 to {MAX_BINS}"
+
+
+def _flag(value: ast.TagValue) -> str | None:
+    text = ast.Tag("rebin", value).text or ""
+    return None if text.lower() in ("true", "false") else "rebin is true or false"
+
+
+# Checks of analyzer tag values, by (analyzer type, tag): one row per tag.
+TAG_VALUES: dict[tuple[str, str], Callable[[ast.TagValue], str | None]] = {
+    ("Distribution", "bins"): _bins,
+    ("Distribution", "rebin"): _flag,
+}
 
 
 def lookup(name: str) -> RuleType | None:

@@ -90,6 +90,25 @@ class _Parser:
             raise self.error(f"expected {what}, found {self.tok.describe()}")
         return self.advance()
 
+    def close(self, opening: Token, what: str = "") -> Token:
+        """The ')' matching ``opening``. A missing one is reported where it is missing, just after
+        the last token before it, not at whatever follows (often ']' on a later line)."""
+        if self.tok.type is T.RPAREN:
+            return self.advance()
+        previous = self.tokens[self.i - 1] if self.i > 0 else self.tok
+        offset = previous.end if self.i > 0 else previous.start
+        line = self.source.count("\n", 0, offset) + 1
+        column = offset - (self.source.rfind("\n", 0, offset) + 1) + 1
+        found = self.tok.describe()
+        purpose = f" {what}" if what else ""
+        raise DQDLSyntaxError(
+            f"missing ')'{purpose}: the '(' at {opening.line}:{opening.column} is never closed "
+            f"(found {found} after this point)",
+            line,
+            column,
+            source=self.source,
+        )
+
     def expect_keyword(self, word: str) -> Token:
         if not self.tok.is_keyword(word):
             raise self.error(f"expected '{word}', found {self.tok.describe()}")
@@ -153,8 +172,19 @@ class _Parser:
         )
         return ParseResult(ruleset, self.warnings)
 
+    def check_section_case(self, token: Token) -> None:
+        """``rules = [`` is a constant named rules to the grammar; say what the author meant."""
+        for section in _SECTIONS:
+            if token.text != section and token.text.lower() == section.lower():
+                raise self.error(
+                    f"unknown section '{token.text}': section names are case-sensitive, write '{section}'",
+                    token,
+                )
+
     def _unexpected_at_top(self) -> str:
         token = self.tok
+        if token.type is T.IDENT:
+            self.check_section_case(token)
         if token.type is T.IDENT and token.text.startswith("Rules"):
             return f"unknown section '{token.text}': did you mean 'Rules'?"
         if token.type is T.IDENT:
@@ -213,6 +243,12 @@ class _Parser:
     def constant(self) -> ast.Constant:
         name_token = self.advance()
         name = name_token.text
+        opening, first = self.peek(), self.peek(2)  # the token after '=', and the one after that
+        if opening.type is T.LBRACE or (
+            opening.type is T.LBRACKET and first.type not in (T.STRING, T.DATE, T.TIME)
+        ):
+            # `rules = [ RowCount > 0 ]` reads as a constant; a string constant may be named rules.
+            self.check_section_case(name_token)
         if name[0] in "._":
             raise self.error(f"constant name '{name}' cannot start with '{name[0]}'", name_token)
         if name in self.constants:
@@ -359,7 +395,7 @@ class _Parser:
             return self.rule()
         opening = self.advance()
         inner = self.rule_or()
-        self.expect(T.RPAREN, "')' to close the parenthesised rule")
+        self.close(opening, "to close the parenthesised rule")
         if self.tok.is_keyword("labels"):
             label_token = self.advance()
             self.expect(T.EQ, "'=' after labels")
@@ -504,20 +540,57 @@ class _Parser:
             )
         self.advance()
         value_token = self.tok
-        value: ast.StringLit | ast.Number
-        if value_token.type in (T.STRING, T.DATE, T.TIME):
-            self.advance()
-            value = ast.StringLit(value_token.text, value_token.text, self.span(value_token))
-        elif value_token.type is T.NUMBER or (value_token.type is T.MINUS and self.peek().type is T.NUMBER):
-            value = self.number()
-        else:
-            raise self.error(f"a tag's value is a quoted string or a number, found {value_token.describe()}")
+        value = self.tag_value()
         if name_token.text == "timeZone" and isinstance(value, ast.StringLit):
             try:
                 zoneinfo.ZoneInfo(value.value)
             except (zoneinfo.ZoneInfoNotFoundError, ValueError):
                 raise self.error(f"unknown time zone '{value.value}'", value_token) from None
         return ast.Tag(name_token.text, value, self.span(name_token))
+
+    def tag_value(self, *, bare: bool = False) -> ast.TagValue:
+        """A quoted string, a number, a list of quoted strings (``["a","b"]``, Glue's
+        ``filterOrder``) or, where ``bare``, an unquoted true or false (``rebin = false``)."""
+        token = self.tok
+        if token.type in (T.STRING, T.DATE, T.TIME):
+            self.advance()
+            return ast.StringLit(token.text, token.text, self.span(token))
+        if token.type is T.NUMBER or (token.type is T.MINUS and self.peek().type is T.NUMBER):
+            return self.number()
+        if token.type is T.LBRACKET:
+            return ast.StringList(self.string_array(), self.span(token))
+        if bare and token.type is T.IDENT and token.text.lower() in ("true", "false"):
+            self.advance()
+            return ast.Bare(token.text, self.span(token))
+        what = "a quoted string, a number, true or false" if bare else "a quoted string, a number or a list"
+        raise self.error(f"a tag's value is {what}, found {token.describe()}")
+
+    def analyzer_tags(self, spec: RuleType) -> tuple[ast.Tag, ...]:
+        """``with bins = 10, rebin = false`` (or ``with bins = 10 with rebin = false``): the tags
+        an analyzer type declares in the catalog, each at most once."""
+        tags: list[ast.Tag] = []
+        while self.tok.is_keyword("with") or (
+            tags
+            and self.at(T.COMMA)
+            and self.peek().type is T.IDENT
+            and self.peek().text in spec.analyzer_tags
+            and self.peek(2).type is T.EQ
+        ):
+            self.advance()  # 'with' or ','
+            name = self.expect(T.IDENT, "a tag name")
+            if name.text not in spec.analyzer_tags:
+                allowed = ", ".join(spec.analyzer_tags) or "none"
+                raise self.error(f"{spec.name} has no tag '{name.text}' (its tags: {allowed})", name)
+            if any(tag.name == name.text for tag in tags):
+                raise self.error(f"tag '{name.text}' is given twice", name)
+            self.expect(T.EQ, f"'=' after {name.text}")
+            value_token = self.tok
+            value = self.tag_value(bare=True)
+            problem = spec.tag_problem(name.text, value)
+            if problem:
+                raise self.error(problem, value_token)
+            tags.append(ast.Tag(name.text, value, self.span(name)))
+        return tuple(tags)
 
     # --- analyzers ---------------------------------------------------------------------------
 
@@ -539,9 +612,10 @@ class _Parser:
             self.advance()
             params = self.params(spec)
             self.check_arity(spec, params, token)
+            tags = self.analyzer_tags(spec) if spec.analyzer_tags else ()
             if self.starts_condition() or self.tok.is_keyword("where", "with", "labels"):
                 raise self.error("analyzers take no condition, where clause, tags or labels")
-            analyzers.append(ast.Analyzer(spec.name, tuple(params), self.span(token)))
+            analyzers.append(ast.Analyzer(spec.name, tuple(params), self.span(token), tags))
             if self.tok.type is T.COMMA:
                 comma = self.advance()
                 if self.at(T.RBRACKET):
@@ -737,7 +811,7 @@ class _Parser:
             if not amount.text.isdigit():
                 raise self.error("the amount added to now() must be a whole number", amount)
             unit = self.time_unit()
-            self.expect(T.RPAREN, "')'")
+            self.close(token)
             return ast.Now(sign_token.text, int(amount.text), unit, self.span(token))
         raise self.error(
             f'expected a date such as "2024-01-31", now() or (now() - 1 days), found {token.describe()}'
@@ -796,11 +870,11 @@ class _Parser:
         if token.type is T.LPAREN:
             self.advance()
             inner = self.numexpr()
-            self.expect(T.RPAREN, "')'")
+            self.close(token)
             return ast.Paren(inner, self.span(token))
         if token.type is T.IDENT and self.peek().type is T.LPAREN:
             self.advance()
-            self.advance()
+            opening = self.advance()
             args: list[ast.NumExpr] = []
             if self.tok.type is not T.RPAREN:
                 while True:
@@ -809,7 +883,7 @@ class _Parser:
                         self.advance()
                         continue
                     break
-            self.expect(T.RPAREN, f"')' to close {token.text}(")
+            self.close(opening, f"to close {token.text}(")
             return ast.Call(token.text, tuple(args), self.span(token))
         if token.type is T.VARIABLE:
             raise self.error("constants hold strings and cannot be used in a numeric condition", token)

@@ -110,10 +110,25 @@ def _param_text(param: ast.Param) -> str:
     return f"{param.connector} {value}" if param.connector else value
 
 
+@operand_text.register
+def _bare(node: ast.Bare) -> str:
+    return node.text
+
+
+@operand_text.register
+def _string_list(node: ast.StringList) -> str:
+    return "[" + ",".join(_string(item) for item in node.items) + "]"
+
+
 def _tag_text(tag: ast.Tag) -> str:
     if isinstance(tag.value, ast.Condition):
         return f"with {tag.name} {condition_text(tag.value)}"
     return f"with {tag.name} = {operand_text(tag.value)}"
+
+
+def _analyzer_tag_text(tag: ast.Tag) -> str:
+    assert not isinstance(tag.value, ast.Condition)
+    return f"{tag.name} = {operand_text(tag.value)}"
 
 
 def rule_text(node: ast.RuleNode, *, with_labels: bool = True) -> str:
@@ -150,7 +165,17 @@ def _child_text(child: ast.RuleNode) -> str:
 
 
 def analyzer_text(node: ast.Analyzer) -> str:
-    return " ".join([node.type, *(_param_text(p) for p in node.params)])
+    """An analyzer's canonical text; tags are written as Glue's documentation writes them.
+
+    >>> from assay.dqdl import parse
+    >>> (node,) = parse('Analyzers = [ Distribution "age" with bins = 10 with rebin = false ]').analyzers
+    >>> analyzer_text(node)
+    'Distribution "age" with bins = 10, rebin = false'
+    """
+    text = " ".join([node.type, *(_param_text(p) for p in node.params)])
+    if node.tags:
+        text += " with " + ", ".join(_analyzer_tag_text(tag) for tag in node.tags)
+    return text
 
 
 def ruleset_text(ruleset: ast.Ruleset) -> str:
