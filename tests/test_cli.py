@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -247,3 +249,61 @@ def test_the_demo_rebuilds_only_its_own_folder(tmp_path: Path) -> None:
     (mine / "stale.txt").write_text("from a previous run")
     prepare(mine)
     assert (mine / MARKER).exists() and not (mine / "stale.txt").exists()
+
+
+# --- help: every default and environment variable is shown, no text lost as markup ----------
+
+ENV_VARS = {"--workspace": "ASSAY_WORKSPACE", "--store": "ASSAY_STORE_URL", "--by": "ASSAY_USER"}
+
+
+def _commands() -> list[tuple[list[str], Any]]:
+    import typer
+
+    from assay.cli import app
+
+    found: list[tuple[list[str], Any]] = []
+
+    def walk(command: Any, path: list[str]) -> None:
+        found.append((path, command))
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, [*path, name])
+
+    walk(typer.main.get_command(app), [])
+    return found
+
+
+def _flat(text: str) -> str:
+    """Rendered help as one line: box drawing gone, whitespace collapsed."""
+    return " ".join(re.sub(r"[│╭╮╰╯─]", " ", text).split())
+
+
+@pytest.mark.parametrize(
+    ("path", "command"), _commands(), ids=lambda v: " ".join(v) if isinstance(v, list) else ""
+)
+def test_help_shows_every_text_default_and_env_var(
+    monkeypatch: pytest.MonkeyPatch, path: list[str], command: Any
+) -> None:
+    from typer.testing import CliRunner
+
+    from assay.cli import app
+
+    monkeypatch.setenv("COLUMNS", "250")
+    shown = CliRunner().invoke(app, [*path, "--help"])
+    assert shown.exit_code == 0, shown.output
+    flat = _flat(shown.output)
+    assert _flat(command.help or "").split("\b")[0].strip() in flat
+    for param in command.params if not getattr(command, "commands", None) else []:
+        name = next((o for o in param.opts if o.startswith("--")), param.name)
+        if name in ("--help", "--version"):
+            continue
+        text = _flat(param.help or "")
+        assert text and text in flat, f"assay {' '.join(path)} {name}: help text lost: {text!r}"
+        if name in ENV_VARS and path != ["demo"]:  # the demo's folder is its own, never the workspace
+            assert f"{text} [env var: {ENV_VARS[name]}]" in flat, f"{name}: env var not shown"
+        needs_default = param.param_type_name == "option" and not param.required and not param.is_flag
+        if needs_default:
+            after = flat[flat.index(text) + len(text) :]
+            assert re.match(r"( \[env var: \w+\])? \[default: [^\]]+\]", after), (
+                f"assay {' '.join(path)} {name}: its default is not shown; give the option a value "
+                "or show_default='what happens without it'"
+            )

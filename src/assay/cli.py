@@ -22,11 +22,21 @@ from assay.errors import AssayError, ConfigError
 from assay.workspace import Workspace, store_url
 
 # The options every command that reads a workspace or the metric store takes, spelled once.
+# Help texts never hold square brackets: rich reads them as markup and drops them. A default that
+# is not a value (None means "derived" or "not done") is described with show_default, so that every
+# option's help shows what happens without it (tests/test_cli.py checks each command's --help).
 WorkspaceOption = Annotated[
-    Path | None, typer.Option(help="Workspace folder [env ASSAY_WORKSPACE; ./.assay].")
+    Path | None,
+    typer.Option(help="Workspace folder.", envvar="ASSAY_WORKSPACE", show_default="./.assay"),
 ]
 StoreOption = Annotated[
-    str | None, typer.Option(help="Metric store URL [env ASSAY_STORE_URL; workspace SQLite].")
+    str | None,
+    typer.Option(
+        help="Metric store URL.", envvar="ASSAY_STORE_URL", show_default="the workspace's SQLite file"
+    ),
+]
+ByOption = Annotated[
+    str | None, typer.Option(help="Who decides.", envvar="ASSAY_USER", show_default="the login name")
 ]
 
 app = typer.Typer(
@@ -131,23 +141,35 @@ def dqdl_run(
         str, typer.Option("--data", help="The primary dataset: CSV, Parquet or JSON-lines file.")
     ],
     ref: Annotated[
-        list[str] | None, typer.Option("--ref", help="A reference dataset as ALIAS=PATH (repeatable).")
+        list[str] | None,
+        typer.Option("--ref", help="A reference dataset as ALIAS=PATH (repeatable).", show_default="none"),
     ] = None,
     dataset: Annotated[
         str | None,
-        typer.Option(help="Record metrics under this dataset name, for dynamic rules and history."),
+        typer.Option(
+            help="Record metrics under this dataset name, for dynamic rules and history.",
+            show_default="nothing recorded",
+        ),
     ] = None,
     partition: Annotated[
-        str | None, typer.Option(help="The partition of the dataset (e.g. a contributor).")
+        str | None,
+        typer.Option(help="The partition of the dataset (e.g. a contributor).", show_default="none"),
     ] = None,
     workspace: WorkspaceOption = None,
     store: StoreOption = None,
     json_out: Annotated[
-        str | None, typer.Option("--json", help="Write the result as JSON to OUT ('-' = stdout).")
+        str | None,
+        typer.Option(
+            "--json", help="Write the result as JSON to OUT ('-' = stdout).", show_default="not written"
+        ),
     ] = None,
     row_level: Annotated[
         Path | None,
-        typer.Option("--row-level", help="Write the rows with their outcomes to OUT.parquet or OUT.csv."),
+        typer.Option(
+            "--row-level",
+            help="Write the rows with their outcomes to OUT.parquet or OUT.csv.",
+            show_default="not written",
+        ),
     ] = None,
     composite_mode: Annotated[
         str, typer.Option(help="How composite rules combine: column or row.")
@@ -156,12 +178,16 @@ def dqdl_run(
         str, typer.Option(help="Row-level label of rows a where clause excludes: passed or skipped.")
     ] = "passed",
     now: Annotated[
-        str | None, typer.Option(help="Fix the clock (ISO-8601) for date and freshness rules.")
+        str | None,
+        typer.Option(
+            help="Fix the clock (ISO-8601) for date and freshness rules.", show_default="the current time"
+        ),
     ] = None,
     fail_on: Annotated[
         str | None,
         typer.Option(
-            help="Exit 1 when a rule is 'failed' (failed or in error) or in 'error' (in error only)."
+            help="Exit 1 when a rule is 'failed' (failed or in error) or in 'error' (in error only).",
+            show_default="never",
         ),
     ] = None,
 ) -> None:
@@ -225,7 +251,10 @@ def rules_compile(
         str, typer.Option("--contributor-type", help="The contributor type to select.")
     ],
     out_file: Annotated[
-        Path | None, typer.Option("--out", help="Write the ruleset to FILE instead of printing it.")
+        Path | None,
+        typer.Option(
+            "--out", help="Write the ruleset to FILE instead of printing it.", show_default="stdout"
+        ),
     ] = None,
 ) -> None:
     """Print the DQDL ruleset a control CSV generates for a contributor type."""
@@ -260,14 +289,23 @@ def gate(
         str, typer.Option(help="The column holding the contributor id.")
     ] = "contributor_id",
     schema: Annotated[
-        Path | None, typer.Option(help="The table's schema (YAML) for its first commit.")
+        Path | None,
+        typer.Option(
+            help="The table's schema (YAML) for its first commit.", show_default="types read from the batch"
+        ),
     ] = None,
     workspace: WorkspaceOption = None,
     store: StoreOption = None,
-    summary: Annotated[Path | None, typer.Option(help="Also write the run summary JSON here.")] = None,
+    summary: Annotated[
+        Path | None,
+        typer.Option(help="Also write the run summary JSON here.", show_default="only in <workspace>/runs"),
+    ] = None,
     fail_on: Annotated[
         str | None,
-        typer.Option(help="Exit 1 when a row is quarantined ('critical') or also warned ('warning')."),
+        typer.Option(
+            help="Exit 1 when a row is quarantined ('critical') or also warned ('warning').",
+            show_default="never",
+        ),
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
 ) -> None:
@@ -380,14 +418,20 @@ def profile_command(
     workspace: WorkspaceOption = None,
     store: StoreOption = None,
     window: Annotated[
-        str | None, typer.Option(help="last:N or weekday:N earlier loads [the dataset's config; last:20].")
+        str | None,
+        typer.Option(help="last:N or weekday:N earlier loads.", show_default="the dataset's config; last:20"),
     ] = None,
     config: Annotated[
-        Path | None, typer.Option(help="The dataset's configuration [<workspace>/checks/<dataset>.yaml].")
+        Path | None,
+        typer.Option(help="The dataset's configuration.", show_default="<workspace>/checks/<dataset>.yaml"),
     ] = None,
-    alerts: Annotated[Path | None, typer.Option(help="Write the alerts as a JSON list to this file.")] = None,
+    alerts: Annotated[
+        Path | None,
+        typer.Option(help="Write the alerts as a JSON list to this file.", show_default="not written"),
+    ] = None,
     fail_on: Annotated[
-        str | None, typer.Option(help="Exit 1 on a 'hard' alert, or on any alert ('soft').")
+        str | None,
+        typer.Option(help="Exit 1 on a 'hard' alert, or on any alert ('soft').", show_default="never"),
     ] = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the profile and its alerts as JSON.")
@@ -429,8 +473,12 @@ def profile_command(
 
 @decisions_app.command("list")
 def decisions_list(
-    dataset: Annotated[str | None, typer.Option(help="Only this dataset's decisions.")] = None,
-    status: Annotated[str | None, typer.Option(help="Only 'pending', 'accepted' or 'rejected' ones.")] = None,
+    dataset: Annotated[
+        str | None, typer.Option(help="Only this dataset's decisions.", show_default="all")
+    ] = None,
+    status: Annotated[
+        str | None, typer.Option(help="Only 'pending', 'accepted' or 'rejected' ones.", show_default="all")
+    ] = None,
     workspace: WorkspaceOption = None,
     store: StoreOption = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the decisions as JSON.")] = False,
@@ -480,8 +528,8 @@ def decisions_accept(
     decision_id: Annotated[
         int, typer.Argument(metavar="ID", help="The decision's id (assay decisions list).")
     ],
-    by: Annotated[str | None, typer.Option(help="Who decides [env ASSAY_USER; the login name].")] = None,
-    note: Annotated[str | None, typer.Option(help="Why.")] = None,
+    by: ByOption = None,
+    note: Annotated[str | None, typer.Option(help="Why.", show_default="none")] = None,
     workspace: WorkspaceOption = None,
     store: StoreOption = None,
 ) -> None:
@@ -494,8 +542,8 @@ def decisions_reject(
     decision_id: Annotated[
         int, typer.Argument(metavar="ID", help="The decision's id (assay decisions list).")
     ],
-    by: Annotated[str | None, typer.Option(help="Who decides [env ASSAY_USER; the login name].")] = None,
-    note: Annotated[str | None, typer.Option(help="Why.")] = None,
+    by: ByOption = None,
+    note: Annotated[str | None, typer.Option(help="Why.", show_default="none")] = None,
     workspace: WorkspaceOption = None,
     store: StoreOption = None,
 ) -> None:
@@ -506,15 +554,20 @@ def decisions_reject(
 @app.command("history")
 def history_command(
     dataset: Annotated[str, typer.Argument(help="The dataset.")],
-    column: Annotated[str | None, typer.Option(help="A column (default: the whole load).")] = None,
+    column: Annotated[str | None, typer.Option(help="A column.", show_default="the whole load")] = None,
     metric: Annotated[
-        str | None, typer.Option(help="NullRate, RowCount, DistinctValuesCount, Minimum, Maximum...")
+        str | None,
+        typer.Option(
+            help="NullRate, RowCount, DistinctValuesCount, Minimum, Maximum...",
+            show_default="NullRate of a column, RowCount of the load",
+        ),
     ] = None,
     workspace: WorkspaceOption = None,
     store: StoreOption = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the series as JSON.")] = False,
     plot: Annotated[
-        Path | None, typer.Option(help="Draw the series, its band and the alerts to OUT.png.")
+        Path | None,
+        typer.Option(help="Draw the series, its band and the alerts to OUT.png.", show_default="no plot"),
     ] = None,
 ) -> None:
     """Show a metric's stored series with the band each load was judged against."""
@@ -544,7 +597,9 @@ def history_command(
 
 @app.command("demo")
 def demo(
-    workspace: Annotated[Path | None, typer.Option(help="Where to build the demo [./assay-demo].")] = None,
+    workspace: Annotated[
+        Path | None, typer.Option(help="Where to build the demo.", show_default="./assay-demo")
+    ] = None,
 ) -> None:
     """Run the sample ruleset on the sample orders shipped with assay and show the outcomes."""
     from assay.demo import run_demo
