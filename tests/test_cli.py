@@ -307,3 +307,36 @@ def test_help_shows_every_text_default_and_env_var(
                 f"assay {' '.join(path)} {name}: its default is not shown; give the option a value "
                 "or show_default='what happens without it'"
             )
+
+
+def test_the_gate_report_shows_held_rows_and_their_decisions(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gate.conftest import HEADER, RULES
+
+    monkeypatch.setenv("COLUMNS", "200")
+    workspace = tmp_path / "ws"
+    (workspace / "checks").mkdir(parents=True)
+    (workspace / "checks" / "silver.accounts.yaml").write_text("domain_columns: [account_status]\n")
+    (tmp_path / "rules.csv").write_text(RULES)
+
+    def month(day: str, frozen: set[str]) -> str:
+        path = tmp_path / f"{day}.csv"
+        rows = [
+            f"B1,{a},{day},{'FROZEN' if a in frozen else 'ACTIVE'},{limit},{limit},0"
+            for a, limit in {"A1": 1000, "A2": 2000, "A3": 3000, "A4": 4000, "A5": 5000}.items()
+        ]
+        path.write_text("\n".join([HEADER, *rows]) + "\n")
+        return str(path)
+
+    common = ["--rules", str(tmp_path / "rules.csv"), "--contributor", "B1", "--contributor-type", "bank"]
+    common += ["--table", "silver.accounts", "--key", "account_id", "--order", "statement_date"]
+    common += ["--workspace", str(workspace)]
+    assert run(capsys, "gate", month("2025-01-31", set()), *common)[0] == 0
+    code, out, _ = run(capsys, "gate", month("2025-02-28", {"A3", "A4"}), *common)
+    assert code == 0
+    assert "5 rows = 3 committed + 0 quarantined + 2 held" in out
+    code, listed, _ = run(capsys, "decisions", "list", "--workspace", str(workspace), "--json")
+    (decision,) = json.loads(listed)["decisions"]
+    assert f"2 rows held for decision {decision['id']}" in out
+    assert "assay decisions accept" in out

@@ -59,10 +59,11 @@ def print_gate(console: Console, result: GateResult) -> None:
             highlight=False,
         )
         return
+    # The counts add up on screen as in the summary: total = committed + quarantined + held.
     console.print(
-        f"[bold]{escape(s.contributor)}[/bold] → {escape(s.table)}: {s.total} rows, "
-        f"[green]{s.passed} committed[/green] ([yellow]{s.warned} warned[/yellow]), "
-        f"[red]{s.quarantined} quarantined[/red] ({s.parse_errors} parse errors)",
+        f"[bold]{escape(s.contributor)}[/bold] → {escape(s.table)}: {s.total} rows = "
+        f"[green]{s.passed} committed[/green] + [red]{s.quarantined} quarantined[/red] + "
+        f"[cyan]{s.held} held[/cyan] ([yellow]{s.warned} warned[/yellow], {s.parse_errors} parse errors)",
         highlight=False,
     )
     caught = Table(header_style="bold", title="rules that caught rows")
@@ -94,6 +95,15 @@ def print_gate(console: Console, result: GateResult) -> None:
         console.print(f"  replaced committed month(s): {', '.join(s.replaced_dates)}", highlight=False)
     if result.quarantine_file:
         console.print(f"Quarantined rows: {escape(str(result.quarantine_file))}", highlight=False)
+    if s.held:
+        plural = "s" if len(s.decisions) > 1 else ""
+        ids = ", ".join(str(d) for d in s.decisions)
+        where = f": {escape(s.held_file)}" if s.held_file else ""
+        console.print(f"[cyan]{s.held} rows held for decision{plural} {ids}[/cyan]{where}", highlight=False)
+        console.print(
+            "  `assay decisions accept ID` commits them, `assay decisions reject ID` quarantines them",
+            highlight=False,
+        )
     console.print(f"Run summary: {escape(str(result.summary_file))}", highlight=False)
 
 
