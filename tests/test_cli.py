@@ -340,3 +340,29 @@ def test_the_gate_report_shows_held_rows_and_their_decisions(
     (decision,) = json.loads(listed)["decisions"]
     assert f"2 rows held for decision {decision['id']}" in out
     assert "assay decisions accept" in out
+
+
+def test_history_shows_a_dataset_recorded_by_dqdl_run(
+    capsys: pytest.CaptureFixture[str], files: Path
+) -> None:
+    workspace = str(files / "ws")
+    args = ["dqdl", "run", str(files / "rules.dqdl"), "--data", str(files / "data.csv")]
+    args += ["--dataset", "sales", "--workspace", workspace]
+    completeness = []
+    for now in ("2026-01-01T08:00:00Z", "2026-01-02T08:00:01Z"):
+        code, out, _ = run(capsys, *args, "--now", now, "--json", "-")
+        assert code == 0
+        completeness += [r["metrics"]["Column.name.Completeness"] for r in json.loads(out)["rules"][1:2]]
+    code, out, err = run(capsys, "history", "sales", "--workspace", workspace, "--json")
+    assert code == 0, err
+    points = json.loads(out)["points"]
+    assert [p["value"] for p in points] == [3.0, 3.0]  # RowCount of each run, oldest first
+    assert [p["load_time"][:19] for p in points] == ["2026-01-01T08:00:00", "2026-01-02T08:00:01"]
+    code, out, _ = run(capsys, "history", "sales", "--workspace", workspace)
+    assert code == 0 and "2026-01-02 08:00:01" in out
+    # a column metric the rules measured; one they did not is named with those that exist
+    code, out, _ = run(capsys, "history", "sales", "--column", "name", "--metric", "Completeness",
+                       "--workspace", workspace, "--json")  # fmt: skip
+    assert code == 0 and [p["value"] for p in json.loads(out)["points"]] == completeness
+    code, _, err = run(capsys, "history", "sales", "--column", "name", "--workspace", workspace)
+    assert code == 2 and "NullRate" in err and "Completeness" in err

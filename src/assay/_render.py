@@ -202,13 +202,18 @@ def print_decisions(console: Console, decisions: list[Decision]) -> None:
 
 def print_history(console: Console, name: str, points: list[Point]) -> None:
     table = Table(header_style="bold", title=escape(name))
-    for column in ("load date", "value", "band", "alert", "why"):
+    for column in ("load", "value", "band", "alert", "why"):
         table.add_column(column, overflow="fold")
     for p in points:
         band = "" if p.low is None or p.high is None else f"{fmt(p.low)} … {fmt(p.high)}"
         style = {"hard": "red", "soft": "yellow"}.get(p.severity or "", "")
         alert = f"[{style}]{p.severity}[/{style}]" if p.severity else ""
-        table.add_row(
-            str(p.load_date), fmt(p.value), band, alert, escape(p.message or "") if p.severity else ""
-        )
+        table.add_row(_when(p), fmt(p.value), band, alert, escape(p.message or "") if p.severity else "")
     console.print(table)
+
+
+def _when(p: Point) -> str:
+    """A profiled load by its date; an evaluation (no load date) by its time, to the second."""
+    if p.load_date is not None:
+        return p.load_date.isoformat()
+    return p.load_time.strftime("%Y-%m-%d %H:%M:%S") if p.load_time else ""
