@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -366,3 +367,21 @@ def test_history_shows_a_dataset_recorded_by_dqdl_run(
     assert code == 0 and [p["value"] for p in json.loads(out)["points"]] == completeness
     code, _, err = run(capsys, "history", "sales", "--column", "name", "--workspace", workspace)
     assert code == 2 and "NullRate" in err and "Completeness" in err
+
+
+def test_importing_the_cli_loads_no_engine_or_lake_library() -> None:
+    # `assay --help` must start fast: the heavy libraries are imported by the commands that use them.
+    import subprocess
+
+    heavy = ("duckdb", "pyarrow", "sqlalchemy", "pyiceberg", "matplotlib", "sqlglot", "numpy", "pydantic")
+    code = "import sys, assay.cli; print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))"
+    import assay
+
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(assay.__file__).parents[1]),
+    }  # these sources, not another copy
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    loaded = set(done.stdout.split())
+    assert "assay" in loaded and "typer" in loaded
+    assert loaded.isdisjoint(heavy), sorted(loaded & set(heavy))

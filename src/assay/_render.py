@@ -8,16 +8,21 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from assay.judge.result import EvaluationResult
-from assay.judge.verdicts import fmt
-
 if TYPE_CHECKING:
     from assay.gate.gate import GateResult
+    from assay.judge.result import EvaluationResult
     from assay.lake.iceberg import TableInfo
     from assay.monitor import Point, ProfileResult
     from assay.store.profiles import Decision
 
 _STYLE = {"Passed": "green", "Failed": "red", "Error": "yellow"}
+
+
+def fmt(value: float | None) -> str:
+    """A metric value as the outcome messages write it (imported late: the judge loads the engine)."""
+    from assay.judge.verdicts import fmt as judged
+
+    return judged(value)
 
 
 def outcome_table(result: EvaluationResult) -> Table:

@@ -1,5 +1,9 @@
 """The ``assay`` command: parse arguments, call the package, render. No logic lives here.
 
+Imports of the engine, the lake, the store and the renderers happen inside the commands that use
+them, so that ``assay --help`` starts in a fraction of a second (``bench/startup.py`` measures it;
+tests/test_cli.py checks that importing this module loads none of them).
+
 Exit codes (DESIGN.md): 0 the run completed (data failures are in its outputs); 1 a
 ``--fail-on`` level was reached; 2 usage or configuration error; 3 system error.
 """
@@ -17,7 +21,6 @@ import typer
 from rich.console import Console
 
 from assay import __version__
-from assay._render import print_outcomes
 from assay.errors import AssayError, ConfigError
 from assay.workspace import Workspace, store_url
 
@@ -192,6 +195,7 @@ def dqdl_run(
     ] = None,
 ) -> None:
     """Evaluate the ruleset in FILE on a dataset and report each rule's outcome."""
+    from assay._render import print_outcomes
     from assay.dqdl import evaluate, parse
     from assay.store import MetricStore
 
