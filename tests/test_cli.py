@@ -385,3 +385,65 @@ def test_importing_the_cli_loads_no_engine_or_lake_library() -> None:
     loaded = set(done.stdout.split())
     assert "assay" in loaded and "typer" in loaded
     assert loaded.isdisjoint(heavy), sorted(loaded & set(heavy))
+
+
+# --- --json: every command that reports something prints one JSON object on stdout ---------
+
+# Each leaf command with arguments that run it on the demo's workspace ({ws}; {tmp}: a scratch folder).
+JSON_RUNS: dict[str, str] = {
+    "dqdl validate": "{ws}/data/orders.dqdl --json",
+    "dqdl run": "{ws}/data/orders.dqdl --data {ws}/data/orders.csv --ref customers={ws}/data/customers.csv "
+    "--json -",
+    "rules compile": "{ws}/bureau/bureau_rules.csv --contributor-type bank --json",
+    "gate": "{ws}/bureau/files/BANK_A_final.csv --rules {ws}/bureau/bureau_rules.csv --contributor BANK_A "
+    "--contributor-type bank --workspace {ws} --json",
+    "table list": "--workspace {ws} --json",
+    "table export": "silver.accounts {tmp}/accounts.parquet --workspace {ws} --json",
+    "profile": "{ws}/vendor/trades_2026-11-17.parquet --dataset vendor_trades --load-date 2026-11-17 "
+    "--workspace {ws} --json",
+    "decisions list": "--workspace {ws} --json",
+    "decisions accept": "{decision} --by ana --workspace {ws} --json",
+    "decisions reject": "{decision} --by ana --workspace {ws} --json",
+    "history": "vendor_trades --column settle_ccy --workspace {ws} --json",
+    "demo": "--workspace {tmp}/demo --json",
+}
+
+
+def test_every_command_that_reports_takes_json() -> None:
+    leaves = {" ".join(path) for path, command in _commands() if not getattr(command, "commands", None)}
+    assert leaves == set(JSON_RUNS), "a new command needs --json and an entry in JSON_RUNS"
+    for path, command in _commands():
+        if " ".join(path) in leaves:
+            assert "--json" in {o for p in command.params for o in p.opts}, f"assay {' '.join(path)}"
+
+
+@pytest.mark.parametrize("name", sorted(JSON_RUNS))
+def test_json_output_is_one_object_and_nothing_else(name: str, tmp_path: Path) -> None:
+    import subprocess
+
+    from _demo_workspace import built, cli_env, copy
+
+    if name == "demo":
+        _, printed = built()  # the shared demo was built with --json: check what it printed
+        assert set(printed) == {"workspace", "orders", "bureau", "vendor"}
+        assert printed["vendor"]["decisions"][0]["status"] == "pending"
+        assert {f["contributor"] for f in printed["bureau"]["final"]} >= {"BANK_A", "PAYLATER"}
+        assert printed["orders"]["failed_rows"] > 0
+        return
+    workspace = copy(tmp_path / "ws")
+    decision = built()[1]["vendor"]["decisions"][0]["id"]
+    args = [a.format(ws=workspace, tmp=tmp_path, decision=decision) for a in JSON_RUNS[name].split()]
+    done = subprocess.run(
+        [sys.executable, "-m", "assay", *name.split(), *args],
+        capture_output=True,
+        text=True,
+        env=cli_env(),
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)  # the whole of stdout: no table or message beside it
+    assert isinstance(payload, dict) and payload
+    if name.startswith("decisions ") and name != "decisions list":
+        assert payload["decision"]["id"] == decision
+        assert payload["decision"]["status"] == name.split()[1] + "ed"

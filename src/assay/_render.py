@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -16,6 +18,34 @@ if TYPE_CHECKING:
     from assay.store.profiles import Decision
 
 _STYLE = {"Passed": "green", "Failed": "red", "Error": "yellow"}
+
+
+@contextmanager
+def progress(console: Console, description: str, total: int | None = None) -> Iterator[Callable[[], None]]:
+    """A progress bar (a spinner when ``total`` is None) on ``console``, cleared when done; the
+    caller advances it by calling what it yields. Nothing is drawn when the console is not a
+    terminal (a pipe, a CI log), so redirected output holds no bar.
+
+    >>> import io
+    >>> with progress(Console(file=io.StringIO()), "Counting", total=2) as advance:
+    ...     advance(); advance()
+    """
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    columns = [SpinnerColumn(), TextColumn("{task.description}")]
+    if total is not None:
+        columns += [BarColumn(), MofNCompleteColumn()]
+    columns.append(TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda: bar.advance(task)
 
 
 def fmt(value: float | None) -> str:

@@ -195,7 +195,7 @@ def dqdl_run(
     ] = None,
 ) -> None:
     """Evaluate the ruleset in FILE on a dataset and report each rule's outcome."""
-    from assay._render import print_outcomes
+    from assay._render import print_outcomes, progress
     from assay.dqdl import evaluate, parse
     from assay.store import MetricStore
 
@@ -210,7 +210,7 @@ def dqdl_run(
         space.ensure()
         metric_store = MetricStore.open(url, workspace=space.root)
     try:
-        with err.status(f"Evaluating {file} on {data}...", spinner="dots"):
+        with progress(err, f"Evaluating {file} on {data}"):
             result = evaluate(
                 ruleset,
                 data,
@@ -260,20 +260,35 @@ def rules_compile(
             "--out", help="Write the ruleset to FILE instead of printing it.", show_default="stdout"
         ),
     ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the ruleset and where it went as JSON.")
+    ] = False,
 ) -> None:
     """Print the DQDL ruleset a control CSV generates for a contributor type."""
     from assay.rules.control import load
 
     text = load(control).ruleset_text(contributor_type)
+    payload = {
+        "control": str(control),
+        "contributor_type": contributor_type,
+        "out": None if out_file is None else str(out_file),
+        "ruleset": text,
+    }
     if out_file is None:
-        sys.stdout.write(text)
+        if json_out:
+            _write_json("-", payload)
+        else:
+            sys.stdout.write(text)
         return
     try:
         out_file.parent.mkdir(parents=True, exist_ok=True)
         out_file.write_text(text)
     except OSError as error:
         raise ConfigError(f"{out_file}: cannot write: {error.strerror}") from None
-    err.print(f"wrote {out_file}", highlight=False)
+    if json_out:
+        _write_json("-", payload)
+    else:
+        err.print(f"wrote {out_file}", highlight=False)
 
 
 @app.command("gate")
@@ -314,7 +329,7 @@ def gate(
     json_out: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
 ) -> None:
     """Validate a contributor's batch against its own past, quarantine what fails, commit the rest."""
-    from assay._render import print_gate
+    from assay._render import print_gate, progress
     from assay.gate.gate import Gate, GateOptions
     from assay.store import MetricStore
 
@@ -336,7 +351,7 @@ def gate(
     )
     with (
         MetricStore.open(store_url(store), workspace=space.root) as metric_store,
-        err.status(f"Gating {batch} for {contributor}...", spinner="dots"),
+        progress(err, f"Gating {batch} for {contributor}"),
     ):
         result = Gate(options, metric_store).run()
     payload = result.summary.to_dict()
@@ -383,11 +398,17 @@ def table_export(
     table: Annotated[str, typer.Argument(help="The table, e.g. silver.accounts.")],
     out_file: Annotated[Path, typer.Argument(help="OUT.parquet or OUT.csv")],
     workspace: WorkspaceOption = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the rows written and where as JSON.")
+    ] = False,
 ) -> None:
     """Write the committed rows of a table to a Parquet or CSV file."""
     from assay.lake.iceberg import Warehouse
 
     rows = Warehouse.open(Workspace(workspace).ensure()).export(table, out_file)
+    if json_out:
+        _write_json("-", {"table": table, "out": str(out_file), "rows": rows})
+        return
     out.print(f"{rows} rows of {table} written to {out_file}", highlight=False)
 
 
@@ -442,7 +463,7 @@ def profile_command(
     ] = False,
 ) -> None:
     """Profile every column of a load in one scan, keep the profile, and judge it against earlier loads."""
-    from assay._render import print_profile
+    from assay._render import print_profile, progress
     from assay.monitor import profile
     from assay.store import MetricStore
 
@@ -454,7 +475,7 @@ def profile_command(
     settings = _dataset_config(space, dataset, config)
     with (
         MetricStore.open(store_url(store), workspace=space.root) as metric_store,
-        err.status(f"Profiling {input_file}...", spinner="dots"),
+        progress(err, f"Profiling {input_file}"),
     ):
         result = profile(
             input_file, dataset=dataset, load_date=day, store=metric_store, window=window, config=settings
@@ -504,10 +525,17 @@ def decisions_list(
 
 
 def _decide(
-    decision_id: int, status: str, by: str | None, note: str | None, workspace: Path | None, store: str | None
+    decision_id: int,
+    status: str,
+    by: str | None,
+    note: str | None,
+    workspace: Path | None,
+    store: str | None,
+    json_out: bool,
 ) -> None:
     import getpass
 
+    from assay._render import decision_dict
     from assay.gate.holds import release
     from assay.store import MetricStore
 
@@ -517,6 +545,9 @@ def _decide(
     with MetricStore.open(store_url(store), workspace=space.root) as metric_store:
         decided = metric_store.decide(decision_id, status, by=who, note=note)
         released = release(space, metric_store, decided)
+    if json_out:
+        _write_json("-", {"decision": decision_dict(decided), "released": released})
+        return
     out.print(
         f"decision {decided.id}: {decided.dataset}.{decided.column} = '{decided.value}' "
         f"{decided.status} by {decided.decided_by}",
@@ -525,6 +556,11 @@ def _decide(
     )
     for line in released:
         out.print(line, highlight=False)
+
+
+DecisionJson = Annotated[
+    bool, typer.Option("--json", help="Print the decision and what it released as JSON.")
+]
 
 
 @decisions_app.command("accept")
@@ -536,9 +572,10 @@ def decisions_accept(
     note: Annotated[str | None, typer.Option(help="Why.", show_default="none")] = None,
     workspace: WorkspaceOption = None,
     store: StoreOption = None,
+    json_out: DecisionJson = False,
 ) -> None:
     """Accept a new value: it is known from now on, and rows the gate held for it are committed."""
-    _decide(decision_id, "accepted", by, note, workspace, store)
+    _decide(decision_id, "accepted", by, note, workspace, store, json_out)
 
 
 @decisions_app.command("reject")
@@ -550,9 +587,10 @@ def decisions_reject(
     note: Annotated[str | None, typer.Option(help="Why.", show_default="none")] = None,
     workspace: WorkspaceOption = None,
     store: StoreOption = None,
+    json_out: DecisionJson = False,
 ) -> None:
     """Reject a new value: rows the gate held for it are quarantined; it alerts hard if it comes back."""
-    _decide(decision_id, "rejected", by, note, workspace, store)
+    _decide(decision_id, "rejected", by, note, workspace, store, json_out)
 
 
 @app.command("history")
@@ -604,11 +642,18 @@ def demo(
     workspace: Annotated[
         Path | None, typer.Option(help="Where to build the demo.", show_default="./assay-demo")
     ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print what each part of the demo did as JSON, not the story.")
+    ] = False,
 ) -> None:
     """Run the sample ruleset on the sample orders shipped with assay and show the outcomes."""
     from assay.demo import run_demo
 
-    run_demo(out, workspace or Path("assay-demo"))
+    # With --json the story is not printed: stdout holds the one JSON object, progress is on stderr.
+    story = Console(quiet=True) if json_out else out
+    done = run_demo(story, workspace or Path("assay-demo"), status=err)
+    if json_out:
+        _write_json("-", done)
 
 
 def main() -> None:
