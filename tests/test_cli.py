@@ -447,3 +447,32 @@ def test_json_output_is_one_object_and_nothing_else(name: str, tmp_path: Path) -
     if name.startswith("decisions ") and name != "decisions list":
         assert payload["decision"]["id"] == decision
         assert payload["decision"]["status"] == name.split()[1] + "ed"
+
+
+def test_progress_is_drawn_only_on_a_terminal() -> None:
+    import io
+
+    from rich.console import Console
+
+    from assay._render import progress
+
+    for terminal in (True, False):
+        screen = io.StringIO()
+        with progress(
+            Console(file=screen, force_terminal=terminal, width=80), "Profiling 3 files", 3
+        ) as step:
+            for _ in range(3):
+                step()
+        assert ("Profiling 3 files" in screen.getvalue()) is terminal
+    # the demo's bars went to its stderr, which was a pipe: nothing of them there, nor on stdout
+    import subprocess
+
+    from _demo_workspace import built, cli_env
+
+    root, _ = built()
+    done = subprocess.run(
+        [sys.executable, "-m", "assay", "profile", str(root / "vendor" / "trades_2026-11-17.parquet"),
+         "--dataset", "other", "--load-date", "2026-11-17", "--workspace", str(root.parent / "p")],
+        capture_output=True, text=True, env=cli_env(), check=False,
+    )  # fmt: skip
+    assert done.returncode == 0 and "Profiling" not in done.stderr
