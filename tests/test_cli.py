@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -247,3 +250,231 @@ def test_the_demo_rebuilds_only_its_own_folder(tmp_path: Path) -> None:
     (mine / "stale.txt").write_text("from a previous run")
     prepare(mine)
     assert (mine / MARKER).exists() and not (mine / "stale.txt").exists()
+
+
+# --- help: every default and environment variable is shown, no text lost as markup ----------
+
+ENV_VARS = {"--workspace": "ASSAY_WORKSPACE", "--store": "ASSAY_STORE_URL", "--by": "ASSAY_USER"}
+
+
+def _commands() -> list[tuple[list[str], Any]]:
+    import typer
+
+    from assay.cli import app
+
+    found: list[tuple[list[str], Any]] = []
+
+    def walk(command: Any, path: list[str]) -> None:
+        found.append((path, command))
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, [*path, name])
+
+    walk(typer.main.get_command(app), [])
+    return found
+
+
+def _flat(text: str) -> str:
+    """Rendered help as one line: box drawing gone, whitespace collapsed."""
+    return " ".join(re.sub(r"[│╭╮╰╯─]", " ", text).split())
+
+
+@pytest.mark.parametrize(
+    ("path", "command"), _commands(), ids=lambda v: " ".join(v) if isinstance(v, list) else ""
+)
+def test_help_shows_every_text_default_and_env_var(
+    monkeypatch: pytest.MonkeyPatch, path: list[str], command: Any
+) -> None:
+    from typer.testing import CliRunner
+
+    from assay.cli import app
+
+    monkeypatch.setenv("COLUMNS", "250")
+    shown = CliRunner().invoke(app, [*path, "--help"])
+    assert shown.exit_code == 0, shown.output
+    flat = _flat(shown.output)
+    assert _flat(command.help or "").split("\b")[0].strip() in flat
+    for param in command.params if not getattr(command, "commands", None) else []:
+        name = next((o for o in param.opts if o.startswith("--")), param.name)
+        if name in ("--help", "--version"):
+            continue
+        text = _flat(param.help or "")
+        assert text and text in flat, f"assay {' '.join(path)} {name}: help text lost: {text!r}"
+        if name in ENV_VARS and path != ["demo"]:  # the demo's folder is its own, never the workspace
+            assert f"{text} [env var: {ENV_VARS[name]}]" in flat, f"{name}: env var not shown"
+        needs_default = param.param_type_name == "option" and not param.required and not param.is_flag
+        if needs_default:
+            after = flat[flat.index(text) + len(text) :]
+            assert re.match(r"( \[env var: \w+\])? \[default: [^\]]+\]", after), (
+                f"assay {' '.join(path)} {name}: its default is not shown; give the option a value "
+                "or show_default='what happens without it'"
+            )
+
+
+def test_the_gate_report_shows_held_rows_and_their_decisions(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gate.conftest import HEADER, RULES
+
+    monkeypatch.setenv("COLUMNS", "200")
+    workspace = tmp_path / "ws"
+    (workspace / "checks").mkdir(parents=True)
+    (workspace / "checks" / "silver.accounts.yaml").write_text("domain_columns: [account_status]\n")
+    (tmp_path / "rules.csv").write_text(RULES)
+
+    def month(day: str, frozen: set[str]) -> str:
+        path = tmp_path / f"{day}.csv"
+        rows = [
+            f"B1,{a},{day},{'FROZEN' if a in frozen else 'ACTIVE'},{limit},{limit},0"
+            for a, limit in {"A1": 1000, "A2": 2000, "A3": 3000, "A4": 4000, "A5": 5000}.items()
+        ]
+        path.write_text("\n".join([HEADER, *rows]) + "\n")
+        return str(path)
+
+    common = ["--rules", str(tmp_path / "rules.csv"), "--contributor", "B1", "--contributor-type", "bank"]
+    common += ["--table", "silver.accounts", "--key", "account_id", "--order", "statement_date"]
+    common += ["--contributor-column", "contributor_id"]
+    common += ["--workspace", str(workspace)]
+    assert run(capsys, "gate", month("2025-01-31", set()), *common)[0] == 0
+    code, out, _ = run(capsys, "gate", month("2025-02-28", {"A3", "A4"}), *common)
+    assert code == 0
+    assert "5 rows = 3 committed + 0 quarantined + 2 held" in out
+    code, listed, _ = run(capsys, "decisions", "list", "--workspace", str(workspace), "--json")
+    (decision,) = json.loads(listed)["decisions"]
+    assert f"2 rows held for decision {decision['id']}" in out
+    assert "assay decisions accept" in out
+
+
+def test_history_shows_a_dataset_recorded_by_dqdl_run(
+    capsys: pytest.CaptureFixture[str], files: Path
+) -> None:
+    workspace = str(files / "ws")
+    args = ["dqdl", "run", str(files / "rules.dqdl"), "--data", str(files / "data.csv")]
+    args += ["--dataset", "sales", "--workspace", workspace]
+    completeness = []
+    for now in ("2026-01-01T08:00:00Z", "2026-01-02T08:00:01Z"):
+        code, out, _ = run(capsys, *args, "--now", now, "--json", "-")
+        assert code == 0
+        completeness += [r["metrics"]["Column.name.Completeness"] for r in json.loads(out)["rules"][1:2]]
+    code, out, err = run(capsys, "history", "sales", "--workspace", workspace, "--json")
+    assert code == 0, err
+    points = json.loads(out)["points"]
+    assert [p["value"] for p in points] == [3.0, 3.0]  # RowCount of each run, oldest first
+    assert [p["load_time"][:19] for p in points] == ["2026-01-01T08:00:00", "2026-01-02T08:00:01"]
+    code, out, _ = run(capsys, "history", "sales", "--workspace", workspace)
+    assert code == 0 and "2026-01-02 08:00:01" in out
+    # a column metric the rules measured; one they did not is named with those that exist
+    code, out, _ = run(capsys, "history", "sales", "--column", "name", "--metric", "Completeness",
+                       "--workspace", workspace, "--json")  # fmt: skip
+    assert code == 0 and [p["value"] for p in json.loads(out)["points"]] == completeness
+    code, _, err = run(capsys, "history", "sales", "--column", "name", "--workspace", workspace)
+    assert code == 2 and "NullRate" in err and "Completeness" in err
+
+
+def test_importing_the_cli_loads_no_engine_or_lake_library() -> None:
+    # `assay --help` must start fast: the heavy libraries are imported by the commands that use them.
+    import subprocess
+
+    heavy = ("duckdb", "pyarrow", "sqlalchemy", "pyiceberg", "matplotlib", "sqlglot", "numpy", "pydantic")
+    code = "import sys, assay.cli; print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))"
+    import assay
+
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(assay.__file__).parents[1]),
+    }  # these sources, not another copy
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    loaded = set(done.stdout.split())
+    assert "assay" in loaded and "typer" in loaded
+    assert loaded.isdisjoint(heavy), sorted(loaded & set(heavy))
+
+
+# --- --json: every command that reports something prints one JSON object on stdout ---------
+
+# Each leaf command with arguments that run it on the demo's workspace ({ws}; {tmp}: a scratch folder).
+JSON_RUNS: dict[str, str] = {
+    "dqdl validate": "{ws}/data/orders.dqdl --json",
+    "dqdl run": "{ws}/data/orders.dqdl --data {ws}/data/orders.csv --ref customers={ws}/data/customers.csv "
+    "--json -",
+    "rules compile": "{ws}/bureau/bureau_rules.csv --contributor-type bank --json",
+    "gate": "{ws}/bureau/files/BANK_A_final.csv --rules {ws}/bureau/bureau_rules.csv --contributor BANK_A "
+    "--contributor-type bank --workspace {ws} --json",
+    "table list": "--workspace {ws} --json",
+    "table export": "silver.accounts {tmp}/accounts.parquet --workspace {ws} --json",
+    "profile": "{ws}/vendor/trades_2026-11-17.parquet --dataset vendor_trades --load-date 2026-11-17 "
+    "--workspace {ws} --json",
+    "decisions list": "--workspace {ws} --json",
+    "decisions accept": "{decision} --by ana --workspace {ws} --json",
+    "decisions reject": "{decision} --by ana --workspace {ws} --json",
+    "history": "vendor_trades --column settle_ccy --workspace {ws} --json",
+    "recover": "--workspace {ws} --json",
+    "demo": "--workspace {tmp}/demo --json",
+}
+
+
+def test_every_command_that_reports_takes_json() -> None:
+    leaves = {" ".join(path) for path, command in _commands() if not getattr(command, "commands", None)}
+    assert leaves == set(JSON_RUNS), "a new command needs --json and an entry in JSON_RUNS"
+    for path, command in _commands():
+        if " ".join(path) in leaves:
+            assert "--json" in {o for p in command.params for o in p.opts}, f"assay {' '.join(path)}"
+
+
+@pytest.mark.parametrize("name", sorted(JSON_RUNS))
+def test_json_output_is_one_object_and_nothing_else(name: str, tmp_path: Path) -> None:
+    import subprocess
+
+    from _demo_workspace import built, cli_env, copy
+
+    if name == "demo":
+        _, printed = built()  # the shared demo was built with --json: check what it printed
+        assert set(printed) == {"workspace", "orders", "bureau", "vendor"}
+        assert printed["vendor"]["decisions"][0]["status"] == "pending"
+        assert {f["contributor"] for f in printed["bureau"]["final"]} >= {"BANK_A", "PAYLATER"}
+        assert printed["orders"]["failed_rows"] > 0
+        return
+    workspace = copy(tmp_path / "ws")
+    decision = built()[1]["vendor"]["decisions"][0]["id"]
+    args = [a.format(ws=workspace, tmp=tmp_path, decision=decision) for a in JSON_RUNS[name].split()]
+    done = subprocess.run(
+        [sys.executable, "-m", "assay", *name.split(), *args],
+        capture_output=True,
+        text=True,
+        env=cli_env(),
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)  # the whole of stdout: no table or message beside it
+    assert isinstance(payload, dict) and payload
+    if name.startswith("decisions ") and name != "decisions list":
+        assert payload["decision"]["id"] == decision
+        assert payload["decision"]["status"] == name.split()[1] + "ed"
+
+
+def test_progress_is_drawn_only_on_a_terminal() -> None:
+    import io
+
+    from rich.console import Console
+
+    from assay._render import progress
+
+    for terminal in (True, False):
+        screen = io.StringIO()
+        with progress(
+            Console(file=screen, force_terminal=terminal, width=80), "Profiling 3 files", 3
+        ) as step:
+            for _ in range(3):
+                step()
+        assert ("Profiling 3 files" in screen.getvalue()) is terminal
+    # the demo's bars went to its stderr, which was a pipe: nothing of them there, nor on stdout
+    import subprocess
+
+    from _demo_workspace import built, cli_env
+
+    root, _ = built()
+    done = subprocess.run(
+        [sys.executable, "-m", "assay", "profile", str(root / "vendor" / "trades_2026-11-17.parquet"),
+         "--dataset", "other", "--load-date", "2026-11-17", "--workspace", str(root.parent / "p")],
+        capture_output=True, text=True, env=cli_env(), check=False,
+    )  # fmt: skip
+    assert done.returncode == 0 and "Profiling" not in done.stderr

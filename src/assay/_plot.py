@@ -20,7 +20,7 @@ def plot_history(points: list[Point], path: Path, title: str) -> None:
 
     if path.suffix.lower() != ".png":
         raise ConfigError(f"{path}: the plot is written as a .png file")
-    dated = [p for p in points if p.load_date is not None]
+    dated = [p for p in points if p.load_date is not None or p.load_time is not None]
     figure, axes = plt.subplots(figsize=(10, 4), dpi=120)
     axes.plot(_days(dated), _values(p.value for p in dated), color="#1f4e79", linewidth=1.6, marker="o",
               markersize=3, label="observed")  # fmt: skip
@@ -55,7 +55,12 @@ def plot_history(points: list[Point], path: Path, title: str) -> None:
 
 
 def _days(points: list[Point]) -> Any:
-    days: list[date] = [p.load_date for p in points if p.load_date is not None]
+    # A profiled load sits on its date; an evaluation (no load date) at its time.
+    days: list[date] = []
+    for p in points:
+        when = p.load_date or p.load_time
+        if when is not None:
+            days.append(when)
     return days
 
 

@@ -2,22 +2,57 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from assay.judge.result import EvaluationResult
-from assay.judge.verdicts import fmt
-
 if TYPE_CHECKING:
     from assay.gate.gate import GateResult
+    from assay.judge.result import EvaluationResult
     from assay.lake.iceberg import TableInfo
     from assay.monitor import Point, ProfileResult
     from assay.store.profiles import Decision
 
 _STYLE = {"Passed": "green", "Failed": "red", "Error": "yellow"}
+
+
+@contextmanager
+def progress(console: Console, description: str, total: int | None = None) -> Iterator[Callable[[], None]]:
+    """A progress bar (a spinner when ``total`` is None) on ``console``, cleared when done; the
+    caller advances it by calling what it yields. Nothing is drawn when the console is not a
+    terminal (a pipe, a CI log), so redirected output holds no bar.
+
+    >>> import io
+    >>> with progress(Console(file=io.StringIO()), "Counting", total=2) as advance:
+    ...     advance(); advance()
+    """
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    columns = [SpinnerColumn(), TextColumn("{task.description}")]
+    if total is not None:
+        columns += [BarColumn(), MofNCompleteColumn()]
+    columns.append(TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda: bar.advance(task)
+
+
+def fmt(value: float | None) -> str:
+    """A metric value as the outcome messages write it (imported late: the judge loads the engine)."""
+    from assay.judge.verdicts import fmt as judged
+
+    return judged(value)
 
 
 def outcome_table(result: EvaluationResult) -> Table:
@@ -64,10 +99,11 @@ def print_gate(console: Console, result: GateResult) -> None:
             highlight=False,
         )
         return
+    # The counts add up on screen as in the summary: total = committed + quarantined + held.
     console.print(
-        f"[bold]{escape(s.contributor)}[/bold] → {escape(s.table)}: {s.total} rows, "
-        f"[green]{s.passed} committed[/green] ([yellow]{s.warned} warned[/yellow]), "
-        f"[red]{s.quarantined} quarantined[/red] ({s.parse_errors} parse errors)",
+        f"[bold]{escape(s.contributor)}[/bold] → {escape(s.table)}: {s.total} rows = "
+        f"[green]{s.passed} committed[/green] + [red]{s.quarantined} quarantined[/red] + "
+        f"[cyan]{s.held} held[/cyan] ([yellow]{s.warned} warned[/yellow], {s.parse_errors} parse errors)",
         highlight=False,
     )
     caught = Table(header_style="bold", title="rules that caught rows")
@@ -99,6 +135,15 @@ def print_gate(console: Console, result: GateResult) -> None:
         console.print(f"  replaced committed month(s): {', '.join(s.replaced_dates)}", highlight=False)
     if result.quarantine_file:
         console.print(f"Quarantined rows: {escape(str(result.quarantine_file))}", highlight=False)
+    if s.held:
+        plural = "s" if len(s.decisions) > 1 else ""
+        ids = ", ".join(str(d) for d in s.decisions)
+        where = f": {escape(s.held_file)}" if s.held_file else ""
+        console.print(f"[cyan]{s.held} rows held for decision{plural} {ids}[/cyan]{where}", highlight=False)
+        console.print(
+            "  `assay decisions accept ID` commits them, `assay decisions reject ID` quarantines them",
+            highlight=False,
+        )
     console.print(f"Run summary: {escape(str(result.summary_file))}", highlight=False)
 
 
@@ -197,13 +242,18 @@ def print_decisions(console: Console, decisions: list[Decision]) -> None:
 
 def print_history(console: Console, name: str, points: list[Point]) -> None:
     table = Table(header_style="bold", title=escape(name))
-    for column in ("load date", "value", "band", "alert", "why"):
+    for column in ("load", "value", "band", "alert", "why"):
         table.add_column(column, overflow="fold")
     for p in points:
         band = "" if p.low is None or p.high is None else f"{fmt(p.low)} … {fmt(p.high)}"
         style = {"hard": "red", "soft": "yellow"}.get(p.severity or "", "")
         alert = f"[{style}]{p.severity}[/{style}]" if p.severity else ""
-        table.add_row(
-            str(p.load_date), fmt(p.value), band, alert, escape(p.message or "") if p.severity else ""
-        )
+        table.add_row(_when(p), fmt(p.value), band, alert, escape(p.message or "") if p.severity else "")
     console.print(table)
+
+
+def _when(p: Point) -> str:
+    """A profiled load by its date; an evaluation (no load date) by its time, to the second."""
+    if p.load_date is not None:
+        return p.load_date.isoformat()
+    return p.load_time.strftime("%Y-%m-%d %H:%M:%S") if p.load_time else ""

@@ -1,5 +1,9 @@
 """The ``assay`` command: parse arguments, call the package, render. No logic lives here.
 
+Imports of the engine, the lake, the store and the renderers happen inside the commands that use
+them, so that ``assay --help`` starts in a fraction of a second (``bench/startup.py`` measures it;
+tests/test_cli.py checks that importing this module loads none of them).
+
 Exit codes (DESIGN.md): 0 the run completed (data failures are in its outputs); 1 a
 ``--fail-on`` level was reached; 2 usage or configuration error; 3 system error.
 """
@@ -17,16 +21,25 @@ import typer
 from rich.console import Console
 
 from assay import __version__
-from assay._render import print_outcomes
 from assay.errors import AssayError, ConfigError
 from assay.workspace import Workspace, store_url
 
 # The options every command that reads a workspace or the metric store takes, spelled once.
+# Help texts never hold square brackets: rich reads them as markup and drops them. A default that
+# is not a value (None means "derived" or "not done") is described with show_default, so that every
+# option's help shows what happens without it (tests/test_cli.py checks each command's --help).
 WorkspaceOption = Annotated[
-    Path | None, typer.Option(help="Workspace folder [env ASSAY_WORKSPACE; ./.assay].")
+    Path | None,
+    typer.Option(help="Workspace folder.", envvar="ASSAY_WORKSPACE", show_default="./.assay"),
 ]
 StoreOption = Annotated[
-    str | None, typer.Option(help="Metric store URL [env ASSAY_STORE_URL; workspace SQLite].")
+    str | None,
+    typer.Option(
+        help="Metric store URL.", envvar="ASSAY_STORE_URL", show_default="the workspace's SQLite file"
+    ),
+]
+ByOption = Annotated[
+    str | None, typer.Option(help="Who decides.", envvar="ASSAY_USER", show_default="the login name")
 ]
 
 app = typer.Typer(
@@ -131,23 +144,35 @@ def dqdl_run(
         str, typer.Option("--data", help="The primary dataset: CSV, Parquet or JSON-lines file.")
     ],
     ref: Annotated[
-        list[str] | None, typer.Option("--ref", help="A reference dataset as ALIAS=PATH (repeatable).")
+        list[str] | None,
+        typer.Option("--ref", help="A reference dataset as ALIAS=PATH (repeatable).", show_default="none"),
     ] = None,
     dataset: Annotated[
         str | None,
-        typer.Option(help="Record metrics under this dataset name, for dynamic rules and history."),
+        typer.Option(
+            help="Record metrics under this dataset name, for dynamic rules and history.",
+            show_default="nothing recorded",
+        ),
     ] = None,
     partition: Annotated[
-        str | None, typer.Option(help="The partition of the dataset (e.g. a contributor).")
+        str | None,
+        typer.Option(help="The partition of the dataset (e.g. a contributor).", show_default="none"),
     ] = None,
     workspace: WorkspaceOption = None,
     store: StoreOption = None,
     json_out: Annotated[
-        str | None, typer.Option("--json", help="Write the result as JSON to OUT ('-' = stdout).")
+        str | None,
+        typer.Option(
+            "--json", help="Write the result as JSON to OUT ('-' = stdout).", show_default="not written"
+        ),
     ] = None,
     row_level: Annotated[
         Path | None,
-        typer.Option("--row-level", help="Write the rows with their outcomes to OUT.parquet or OUT.csv."),
+        typer.Option(
+            "--row-level",
+            help="Write the rows with their outcomes to OUT.parquet or OUT.csv.",
+            show_default="not written",
+        ),
     ] = None,
     composite_mode: Annotated[
         str, typer.Option(help="How composite rules combine: column or row.")
@@ -156,16 +181,21 @@ def dqdl_run(
         str, typer.Option(help="Row-level label of rows a where clause excludes: passed or skipped.")
     ] = "passed",
     now: Annotated[
-        str | None, typer.Option(help="Fix the clock (ISO-8601) for date and freshness rules.")
+        str | None,
+        typer.Option(
+            help="Fix the clock (ISO-8601) for date and freshness rules.", show_default="the current time"
+        ),
     ] = None,
     fail_on: Annotated[
         str | None,
         typer.Option(
-            help="Exit 1 when a rule is 'failed' (failed or in error) or in 'error' (in error only)."
+            help="Exit 1 when a rule is 'failed' (failed or in error) or in 'error' (in error only).",
+            show_default="never",
         ),
     ] = None,
 ) -> None:
     """Evaluate the ruleset in FILE on a dataset and report each rule's outcome."""
+    from assay._render import print_outcomes, progress
     from assay.dqdl import parse
     from assay.platform.flows import evaluate
     from assay.store import MetricStore
@@ -181,7 +211,7 @@ def dqdl_run(
         space.ensure()
         metric_store = MetricStore.open(url, workspace=space.root)
     try:
-        with err.status(f"Evaluating {file} on {data}...", spinner="dots"):
+        with progress(err, f"Evaluating {file} on {data}"):
             result = evaluate(
                 ruleset,
                 data,
@@ -223,26 +253,46 @@ def rules_compile(
     contributor_type: Annotated[
         str | None,
         typer.Option(
-            "--contributor-type", help="The contributor type to select (not needed when all are 'all')."
+            "--contributor-type",
+            help="The contributor type to select.",
+            show_default="every rule is for 'all'",
         ),
     ] = None,
     out_file: Annotated[
-        Path | None, typer.Option("--out", help="Write the ruleset to FILE instead of printing it.")
+        Path | None,
+        typer.Option(
+            "--out", help="Write the ruleset to FILE instead of printing it.", show_default="stdout"
+        ),
     ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the ruleset and where it went as JSON.")
+    ] = False,
 ) -> None:
     """Print the DQDL ruleset a control CSV generates for a contributor type."""
     from assay.rules.control import load
 
     text = load(control).ruleset_text(contributor_type)
+    payload = {
+        "control": str(control),
+        "contributor_type": contributor_type,
+        "out": None if out_file is None else str(out_file),
+        "ruleset": text,
+    }
     if out_file is None:
-        sys.stdout.write(text)
+        if json_out:
+            _write_json("-", payload)
+        else:
+            sys.stdout.write(text)
         return
     try:
         out_file.parent.mkdir(parents=True, exist_ok=True)
         out_file.write_text(text)
     except OSError as error:
         raise ConfigError(f"{out_file}: cannot write: {error.strerror}") from None
-    err.print(f"wrote {out_file}", highlight=False)
+    if json_out:
+        _write_json("-", payload)
+    else:
+        err.print(f"wrote {out_file}", highlight=False)
 
 
 @app.command("gate")
@@ -255,33 +305,53 @@ def gate(
     contributor_type: Annotated[
         str | None,
         typer.Option(
-            "--contributor-type", help="Selects the control CSV's rules (not needed when all are 'all')."
+            "--contributor-type",
+            help="Selects the control CSV's rules.",
+            show_default="every rule is for 'all'",
         ),
     ] = None,
     table: Annotated[
-        str | None, typer.Option(help="The Iceberg table to commit to [the one configured in checks/].")
+        str | None,
+        typer.Option(help="The Iceberg table to commit to.", show_default="the one configured in checks/"),
     ] = None,
     key: Annotated[
-        str | None, typer.Option(help="The column identifying a record across months [gate.key].")
+        str | None,
+        typer.Option(
+            help="The column identifying a record across months.", show_default="gate.key in checks/"
+        ),
     ] = None,
-    order: Annotated[str | None, typer.Option(help="The statement-date column [gate.order].")] = None,
+    order: Annotated[
+        str | None, typer.Option(help="The statement-date column.", show_default="gate.order in checks/")
+    ] = None,
     contributor_column: Annotated[
-        str | None, typer.Option(help="The column holding the contributor id [gate.contributor_column].")
+        str | None,
+        typer.Option(
+            help="The column holding the contributor id.", show_default="gate.contributor_column in checks/"
+        ),
     ] = None,
     schema: Annotated[
-        Path | None, typer.Option(help="The table's schema (YAML) for its first commit.")
+        Path | None,
+        typer.Option(
+            help="The table's schema (YAML) for its first commit.", show_default="types read from the batch"
+        ),
     ] = None,
     workspace: WorkspaceOption = None,
     store: StoreOption = None,
-    summary: Annotated[Path | None, typer.Option(help="Also write the run summary JSON here.")] = None,
+    summary: Annotated[
+        Path | None,
+        typer.Option(help="Also write the run summary JSON here.", show_default="only in <workspace>/runs"),
+    ] = None,
     fail_on: Annotated[
         str | None,
-        typer.Option(help="Exit 1 when a row is quarantined ('critical') or also warned ('warning')."),
+        typer.Option(
+            help="Exit 1 when a row is quarantined ('critical') or also warned ('warning').",
+            show_default="never",
+        ),
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
 ) -> None:
     """Validate a contributor's batch against its own past, quarantine what fails, commit the rest."""
-    from assay._render import print_gate
+    from assay._render import print_gate, progress
     from assay.gate.config import resolve
     from assay.gate.gate import GateOptions
     from assay.platform.flows import gate as run_gate
@@ -308,7 +378,7 @@ def gate(
     )
     with (
         MetricStore.open(store_url(store), workspace=space.root) as metric_store,
-        err.status(f"Gating {batch} for {contributor}...", spinner="dots"),
+        progress(err, f"Gating {batch} for {contributor}"),
     ):
         result = run_gate(options, store=metric_store)
     payload = result.summary.to_dict()
@@ -355,11 +425,17 @@ def table_export(
     table: Annotated[str, typer.Argument(help="The table, e.g. silver.accounts.")],
     out_file: Annotated[Path, typer.Argument(help="OUT.parquet or OUT.csv")],
     workspace: WorkspaceOption = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the rows written and where as JSON.")
+    ] = False,
 ) -> None:
     """Write the committed rows of a table to a Parquet or CSV file."""
     from assay.lake.iceberg import Warehouse
 
     rows = Warehouse.open(Workspace(workspace).ensure()).export(table, out_file)
+    if json_out:
+        _write_json("-", {"table": table, "out": str(out_file), "rows": rows})
+        return
     out.print(f"{rows} rows of {table} written to {out_file}", highlight=False)
 
 
@@ -394,21 +470,27 @@ def profile_command(
     workspace: WorkspaceOption = None,
     store: StoreOption = None,
     window: Annotated[
-        str | None, typer.Option(help="last:N or weekday:N earlier loads [the dataset's config; last:20].")
+        str | None,
+        typer.Option(help="last:N or weekday:N earlier loads.", show_default="the dataset's config; last:20"),
     ] = None,
     config: Annotated[
-        Path | None, typer.Option(help="The dataset's configuration [<workspace>/checks/<dataset>.yaml].")
+        Path | None,
+        typer.Option(help="The dataset's configuration.", show_default="<workspace>/checks/<dataset>.yaml"),
     ] = None,
-    alerts: Annotated[Path | None, typer.Option(help="Write the alerts as a JSON list to this file.")] = None,
+    alerts: Annotated[
+        Path | None,
+        typer.Option(help="Write the alerts as a JSON list to this file.", show_default="not written"),
+    ] = None,
     fail_on: Annotated[
-        str | None, typer.Option(help="Exit 1 on a 'hard' alert, or on any alert ('soft').")
+        str | None,
+        typer.Option(help="Exit 1 on a 'hard' alert, or on any alert ('soft').", show_default="never"),
     ] = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the profile and its alerts as JSON.")
     ] = False,
 ) -> None:
     """Profile every column of a load in one scan, keep the profile, and judge it against earlier loads."""
-    from assay._render import print_profile
+    from assay._render import print_profile, progress
     from assay.platform.flows import profile
     from assay.store import MetricStore
 
@@ -420,7 +502,7 @@ def profile_command(
     settings = _dataset_config(space, dataset, config)
     with (
         MetricStore.open(store_url(store), workspace=space.root) as metric_store,
-        err.status(f"Profiling {input_file}...", spinner="dots"),
+        progress(err, f"Profiling {input_file}"),
     ):
         result = profile(
             input_file,
@@ -449,8 +531,12 @@ def profile_command(
 
 @decisions_app.command("list")
 def decisions_list(
-    dataset: Annotated[str | None, typer.Option(help="Only this dataset's decisions.")] = None,
-    status: Annotated[str | None, typer.Option(help="Only 'pending', 'accepted' or 'rejected' ones.")] = None,
+    dataset: Annotated[
+        str | None, typer.Option(help="Only this dataset's decisions.", show_default="all")
+    ] = None,
+    status: Annotated[
+        str | None, typer.Option(help="Only 'pending', 'accepted' or 'rejected' ones.", show_default="all")
+    ] = None,
     workspace: WorkspaceOption = None,
     store: StoreOption = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the decisions as JSON.")] = False,
@@ -472,10 +558,17 @@ def decisions_list(
 
 
 def _decide(
-    decision_id: int, status: str, by: str | None, note: str | None, workspace: Path | None, store: str | None
+    decision_id: int,
+    status: str,
+    by: str | None,
+    note: str | None,
+    workspace: Path | None,
+    store: str | None,
+    json_out: bool,
 ) -> None:
     import getpass
 
+    from assay._render import decision_dict
     from assay.gate.holds import release
     from assay.store import MetricStore
 
@@ -485,6 +578,9 @@ def _decide(
     with MetricStore.open(store_url(store), workspace=space.root) as metric_store:
         decided = metric_store.decide(decision_id, status, by=who, note=note)
         released = release(space, metric_store, decided)
+    if json_out:
+        _write_json("-", {"decision": decision_dict(decided), "released": released})
+        return
     out.print(
         f"decision {decided.id}: {decided.dataset}.{decided.column} = '{decided.value}' "
         f"{decided.status} by {decided.decided_by}",
@@ -495,18 +591,24 @@ def _decide(
         out.print(line, highlight=False)
 
 
+DecisionJson = Annotated[
+    bool, typer.Option("--json", help="Print the decision and what it released as JSON.")
+]
+
+
 @decisions_app.command("accept")
 def decisions_accept(
     decision_id: Annotated[
         int, typer.Argument(metavar="ID", help="The decision's id (assay decisions list).")
     ],
-    by: Annotated[str | None, typer.Option(help="Who decides [env ASSAY_USER; the login name].")] = None,
-    note: Annotated[str | None, typer.Option(help="Why.")] = None,
+    by: ByOption = None,
+    note: Annotated[str | None, typer.Option(help="Why.", show_default="none")] = None,
     workspace: WorkspaceOption = None,
     store: StoreOption = None,
+    json_out: DecisionJson = False,
 ) -> None:
     """Accept a new value: it is known from now on, and rows the gate held for it are committed."""
-    _decide(decision_id, "accepted", by, note, workspace, store)
+    _decide(decision_id, "accepted", by, note, workspace, store, json_out)
 
 
 @decisions_app.command("reject")
@@ -514,27 +616,33 @@ def decisions_reject(
     decision_id: Annotated[
         int, typer.Argument(metavar="ID", help="The decision's id (assay decisions list).")
     ],
-    by: Annotated[str | None, typer.Option(help="Who decides [env ASSAY_USER; the login name].")] = None,
-    note: Annotated[str | None, typer.Option(help="Why.")] = None,
+    by: ByOption = None,
+    note: Annotated[str | None, typer.Option(help="Why.", show_default="none")] = None,
     workspace: WorkspaceOption = None,
     store: StoreOption = None,
+    json_out: DecisionJson = False,
 ) -> None:
     """Reject a new value: rows the gate held for it are quarantined; it alerts hard if it comes back."""
-    _decide(decision_id, "rejected", by, note, workspace, store)
+    _decide(decision_id, "rejected", by, note, workspace, store, json_out)
 
 
 @app.command("history")
 def history_command(
     dataset: Annotated[str, typer.Argument(help="The dataset.")],
-    column: Annotated[str | None, typer.Option(help="A column (default: the whole load).")] = None,
+    column: Annotated[str | None, typer.Option(help="A column.", show_default="the whole load")] = None,
     metric: Annotated[
-        str | None, typer.Option(help="NullRate, RowCount, DistinctValuesCount, Minimum, Maximum...")
+        str | None,
+        typer.Option(
+            help="NullRate, RowCount, DistinctValuesCount, Minimum, Maximum...",
+            show_default="NullRate of a column, RowCount of the load",
+        ),
     ] = None,
     workspace: WorkspaceOption = None,
     store: StoreOption = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the series as JSON.")] = False,
     plot: Annotated[
-        Path | None, typer.Option(help="Draw the series, its band and the alerts to OUT.png.")
+        Path | None,
+        typer.Option(help="Draw the series, its band and the alerts to OUT.png.", show_default="no plot"),
     ] = None,
 ) -> None:
     """Show a metric's stored series with the band each load was judged against."""
@@ -564,7 +672,9 @@ def history_command(
 
 @app.command("recover")
 def recover_command(
-    dataset: Annotated[str | None, typer.Option(help="Only this dataset's runs (default: all).")] = None,
+    dataset: Annotated[
+        str | None, typer.Option(help="Only this dataset's runs.", show_default="every dataset")
+    ] = None,
     workspace: WorkspaceOption = None,
     store: StoreOption = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print what was recovered as JSON.")] = False,
@@ -592,12 +702,21 @@ def recover_command(
 
 @app.command("demo")
 def demo(
-    workspace: Annotated[Path | None, typer.Option(help="Where to build the demo [./assay-demo].")] = None,
+    workspace: Annotated[
+        Path | None, typer.Option(help="Where to build the demo.", show_default="./assay-demo")
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print what each part of the demo did as JSON, not the story.")
+    ] = False,
 ) -> None:
     """Run the sample ruleset on the sample orders shipped with assay and show the outcomes."""
     from assay.demo import run_demo
 
-    run_demo(out, workspace or Path("assay-demo"))
+    # With --json the story is not printed: stdout holds the one JSON object, progress is on stderr.
+    story = Console(quiet=True) if json_out else out
+    done = run_demo(story, workspace or Path("assay-demo"), status=err)
+    if json_out:
+        _write_json("-", done)
 
 
 def main() -> None:

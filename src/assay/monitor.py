@@ -570,7 +570,8 @@ _JUDGED = {"NullRate": "null_rate", "RowCount": "volume", "Minimum": "range", "M
 
 @dataclass(frozen=True)
 class Point:
-    """One load in a metric's history, with the band it was judged against."""
+    """One load in a metric's history, with the band it was judged against. A profiled load has
+    its ``load_date``; a ``dqdl run --dataset`` evaluation has none, only its ``load_time``."""
 
     load_date: date | None
     value: float | None
@@ -578,10 +579,12 @@ class Point:
     high: float | None
     severity: str | None
     message: str | None
+    load_time: datetime | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "load_date": self.load_date.isoformat() if self.load_date else None,
+            "load_time": self.load_time.isoformat() if self.load_time else None,
             "value": _finite(self.value),
             "low": _finite(self.low),
             "high": _finite(self.high),
@@ -594,15 +597,32 @@ def history(
     store: MetricStore, dataset: str, *, column: str | None = None, metric: str | None = None
 ) -> list[Point]:
     """A metric's stored series over the dataset's current loads, oldest first, each with the
-    band the load was judged against (for NullRate, RowCount, Minimum and Maximum)."""
+    band the load was judged against (for NullRate, RowCount, Minimum and Maximum).
+
+    Profiled loads and ``dqdl run --dataset`` evaluations both count: an evaluation has no load
+    date (its clock is its logical time), so it is found by the metric it stored.
+
+    >>> from assay.store import MetricKey, MetricStore
+    >>> with MetricStore.open("sqlite://") as store:
+    ...     load = store.create_load("orders", logical_time=datetime(2026, 1, 1, 8, tzinfo=UTC))
+    ...     store.save_metrics(load, {MetricKey.dataset("RowCount"): 3.0})
+    ...     [(p.load_time.hour, p.value) for p in history(store, "orders")]
+    [(8, 3.0)]
+    """
     metric = metric or ("NullRate" if column else "RowCount")
     entity, instance = ("Column", column) if column else ("Dataset", "*")
     loads = list(reversed(store.window(dataset, date.max)))
-    if not loads:
+    # Evaluations store no logical date, so the window of dated loads leaves them out.
+    undated = [
+        p
+        for p in store.history(dataset, MetricKey(entity, instance, metric), before=_END_OF_TIME)
+        if p.logical_date is None
+    ]
+    if not loads and not undated and not store.runs(dataset, limit=1):
         raise ConfigError(f"the store has no loads of dataset '{dataset}'")
     values = store.load_metrics([load.id for load in loads])
-    if column and all((entity, instance, metric) not in values[load.id] for load in loads):
-        raise ConfigError(f"dataset '{dataset}' has no metric {metric} for column '{column}'")
+    if all((entity, instance, metric) not in values[load.id] for load in loads) and not undated:
+        raise ConfigError(_no_metric(store, dataset, entity, instance, metric, loads))
     kind = _JUDGED.get(metric)
     judged: dict[int, Judgement] = {}
     if kind:
@@ -625,6 +645,31 @@ def history(
                 high,
                 j.severity if j else None,
                 j.message if j else None,
+                load.logical_time,
             )
         )
+    points += [Point(None, p.value, None, None, None, None, p.logical_time) for p in undated]
+    # Oldest first across both kinds; a profiled load's time is the moment its date began.
+    points.sort(key=lambda p: p.load_time or datetime.min.replace(tzinfo=UTC))
     return points
+
+
+_END_OF_TIME = datetime.max.replace(tzinfo=UTC)
+
+
+def _no_metric(
+    store: MetricStore, dataset: str, entity: str, instance: str, metric: str, loads: list[LoadInfo]
+) -> str:
+    """Why there is no series: the metrics the dataset does have for that column (or the load)."""
+    ids = [load.id for load in loads[-1:]] + [r.load_id for r in store.runs(dataset, limit=1) if r.load_id]
+    found = sorted(
+        {
+            name
+            for load in store.load_metrics(ids).values()
+            for (e, i, name) in load
+            if (e, i) == (entity, instance)
+        }
+    )
+    where = f"for column '{instance}'" if entity == "Column" else "for the whole load"
+    known = f"; it has {', '.join(found)}" if found else ""
+    return f"dataset '{dataset}' has no metric {metric} {where}{known} (choose one with --metric)"

@@ -25,7 +25,12 @@ def test_profile_bench_runs_and_prints_its_ratio(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(r"^ratio assay/hand = \d+\.\d\d \(target <= 1\.3\)$", done.stdout, re.MULTILINE)
+    # the whole `assay profile` process against the hand-written query's whole process
+    assert re.search(
+        r"^whole process: `assay profile` .* ratio \d+\.\d\d \(target <= 1\.3\)$", done.stdout, re.M
+    )
     payload = json.loads(measurements.read_text())
     assert payload["agree"] is True
     assert payload["failed"] == {}
-    assert set(payload["contenders"]) == {"hand", "assay", "assay CLI"}
+    assert set(payload["contenders"]) == {"hand", "assay", "hand process", "assay CLI"}
+    assert payload["cli_process_ratio"] > 0

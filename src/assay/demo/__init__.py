@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -33,16 +34,20 @@ def prepare(root: Path) -> Workspace:
     return workspace
 
 
-def run_demo(console: Console, root: Path) -> None:
-    """Build the demo in ``root`` (see :func:`prepare`) and tell its story."""
+def run_demo(console: Console, root: Path, *, status: Console | None = None) -> dict[str, Any]:
+    """Build the demo in ``root`` (see :func:`prepare`), tell its story on ``console`` and return
+    what it did as a JSON object (``assay demo --json``). Progress bars go to ``status`` (the
+    CLI's stderr), never to ``console``."""
     from assay.demo.credit import Bureau
     from assay.demo.orders import run_orders
     from assay.demo.vendor import run_vendor
 
+    status = status or Console(stderr=True)
     workspace = prepare(root)
     console.print(f"[bold]assay demo[/bold] in {root}\n", highlight=False)
-    run_orders(console, workspace)
+    orders = run_orders(console, workspace, status=status)
     console.print()
-    Bureau(console, workspace).run()
+    bureau = Bureau(console, workspace, status=status).run()
     console.print()
-    run_vendor(console, workspace)
+    vendor = run_vendor(console, workspace, status=status)
+    return {"workspace": str(root), "orders": orders, "bureau": bureau, "vendor": vendor}

@@ -15,13 +15,14 @@ from collections import Counter
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import Progress
 from rich.table import Table
 
+from assay._render import progress
 from assay.demo import bureau as bu
 from assay.demo import faults as fa
 from assay.gate.gate import GateOptions, GateResult
@@ -70,8 +71,9 @@ def _arrivals(bureau: bu.Bureau) -> list[Arrival]:
 class Bureau:
     """Runs the story in a workspace and prints it."""
 
-    def __init__(self, console: Console, workspace: Workspace) -> None:
+    def __init__(self, console: Console, workspace: Workspace, *, status: Console | None = None) -> None:
         self.console = console
+        self.status = status or console
         self.workspace = workspace
         self.folder = workspace.root / "bureau"
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -107,7 +109,8 @@ class Bureau:
         )
         return run_gate(options, store=store)
 
-    def run(self) -> None:
+    def run(self) -> dict[str, Any]:
+        """Gate the history and the final month, print the story, return its counts (for --json)."""
         console = self.console
         console.rule("[bold]2. A credit bureau: each row against its own past")
         console.print(
@@ -122,23 +125,32 @@ class Bureau:
             if i >= c.since and not (c.id == "BANK_C" and i >= BACKFILL_FROM)
         ]
         with MetricStore.open(workspace=self.workspace.root) as store:
-            with Progress(console=console, transient=True) as progress:
-                task = progress.add_task(
-                    "Committing 12 months of history through the gate", total=len(history)
-                )
+            with progress(
+                self.status, "Committing 12 months of history through the gate", len(history)
+            ) as step:
                 refused = 0
                 for contributor, index in history:
                     date = self.bureau.statement_date(index).isoformat()
                     result = self.gate(store, contributor, self.bureau.month(contributor, index), date)
                     refused += result.summary.quarantined
-                    progress.advance(task)
+                    step()
             console.print(
                 f"History: {len(history)} monthly files committed through the gate "
                 f"({refused} rows quarantined along the way).\n"
             )
             arrivals = _arrivals(self.bureau)
-            results = [(a, self.gate(store, a.contributor, a.batch, "final")) for a in arrivals]
+            with progress(self.status, "Gating the final month", len(arrivals)) as step:
+                results = []
+                for a in arrivals:
+                    results.append((a, self.gate(store, a.contributor, a.batch, "final")))
+                    step()
         self._report(results)
+        return {
+            "rules": str(self.rules),
+            "history_files": len(history),
+            "history_quarantined": refused,
+            "final": [{"contributor": a.contributor, "fault": a.fault, **_counts(r)} for a, r in results],
+        }
 
     def _report(self, results: list[tuple[Arrival, GateResult]]) -> None:
         console = self.console
@@ -197,6 +209,19 @@ class Bureau:
             f"  ls {root / 'runs'}       # one JSON summary per run",
             highlight=False,
         )
+
+
+def _counts(result: GateResult) -> dict[str, Any]:
+    s = result.summary
+    return {
+        "total": s.total,
+        "passed": s.passed,
+        "warned": s.warned,
+        "quarantined": s.quarantined,
+        "held": s.held,
+        "caught_by": dict(_caught(result).most_common()),
+        "summary": str(result.summary_file),
+    }
 
 
 def _caught(result: GateResult) -> Counter[str]:

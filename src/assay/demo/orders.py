@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import shutil
 from importlib import resources
+from typing import Any
 
 import pyarrow.compute as pc
 from rich.console import Console
 from rich.markup import escape
 
-from assay._render import print_outcomes
+from assay._render import print_outcomes, progress
 from assay.dqdl import evaluate, parse
 from assay.lake.writers import write_table
 from assay.store import MetricStore
@@ -23,7 +24,8 @@ from assay.workspace import Workspace
 CLOCK = "2026-12-01T06:00:00+00:00"  # the demo's fixed "now", so its freshness rule is reproducible
 
 
-def run_orders(console: Console, workspace: Workspace) -> None:
+def run_orders(console: Console, workspace: Workspace, *, status: Console) -> dict[str, Any]:
+    """The DQDL part of the demo; returns its outcome counts, score and files (for --json)."""
     data = workspace.root / "data"
     data.mkdir(exist_ok=True)
     package = resources.files("assay.demo") / "data"
@@ -33,7 +35,10 @@ def run_orders(console: Console, workspace: Workspace) -> None:
     rules_file = data / "orders.dqdl"
     console.rule("[bold]1. A DQDL ruleset on an order export")
     console.print(f"{rules_file} on {data / 'orders.csv'}\n", highlight=False)
-    with MetricStore.open(workspace=workspace.root) as store:
+    with (
+        MetricStore.open(workspace=workspace.root) as store,
+        progress(status, "Evaluating the order ruleset"),
+    ):
         result = evaluate(
             parse(rules_file.read_text(), filename=str(rules_file)),
             data / "orders.csv",
@@ -64,3 +69,12 @@ def run_orders(console: Console, workspace: Workspace) -> None:
         f"--ref customers={data / 'customers.csv'} --dataset orders --workspace {workspace.root}",
         highlight=False,
     )
+    return {
+        "ruleset": str(rules_file),
+        "data": str(data / "orders.csv"),
+        "outcomes": result.counts(),
+        "score": result.score,
+        "rows": rows.num_rows,
+        "failed_rows": failed.num_rows,
+        "row_level": str(rows_file),
+    }

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import random
 from datetime import date, timedelta
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from rich.console import Console
 from rich.markup import escape
 
+from assay._render import decision_dict, progress
 from assay.monitor import ProfileResult, history, profile
 from assay.store import MetricStore
 from assay.workspace import Workspace
@@ -61,7 +63,8 @@ def trades(day: date) -> pa.Table:
     )
 
 
-def run_vendor(console: Console, workspace: Workspace) -> None:
+def run_vendor(console: Console, workspace: Workspace, *, status: Console) -> dict[str, Any]:
+    """The monitor part of the demo; returns its alerts and pending decisions (for --json)."""
     console.rule("[bold]3. A vendor's daily file, judged against its own history")
     folder = workspace.root / "vendor"
     folder.mkdir(exist_ok=True)
@@ -73,12 +76,14 @@ def run_vendor(console: Console, workspace: Workspace) -> None:
     config = load_config(checks / f"{DATASET}.yaml")
     alerted: list[ProfileResult] = []
     with MetricStore.open(workspace=workspace.root) as store:
-        for day in DAYS:
-            path = folder / f"trades_{day.isoformat()}.parquet"
-            pq.write_table(trades(day), path)
-            result = profile(path, dataset=DATASET, load_date=day, store=store, config=config)
-            if result.alerts:
-                alerted.append(result)
+        with progress(status, f"Profiling {len(DAYS)} daily files", len(DAYS)) as step:
+            for day in DAYS:
+                path = folder / f"trades_{day.isoformat()}.parquet"
+                pq.write_table(trades(day), path)
+                result = profile(path, dataset=DATASET, load_date=day, store=store, config=config)
+                if result.alerts:
+                    alerted.append(result)
+                step()
         console.print(
             f"{len(DAYS)} daily files in {folder}, each profiled in one query and judged against the 20 "
             "loads before it.",
@@ -120,3 +125,12 @@ def run_vendor(console: Console, workspace: Workspace) -> None:
         f"--load-date {VENUE_DAY} --alerts alerts.json --workspace {workspace.root}",
         highlight=False,
     )
+    return {
+        "dataset": DATASET,
+        "days": len(DAYS),
+        "alerts": [
+            {"load_date": r.load_date.isoformat(), **alert.to_dict()} for r in alerted for alert in r.alerts
+        ],
+        "decisions": [decision_dict(d) for d in pending],
+        "plot": str(plot),
+    }

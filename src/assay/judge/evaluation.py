@@ -229,10 +229,10 @@ class Evaluation:
         node: ast.Analyzer,
         plans: list[LeafPlan],
         values: dict[int, dict[str, float | None] | str],
-        measured: Measurements,
+        scan: Measurements,
     ) -> AnalyzerOutcome:
         outcome = AnalyzerOutcome(analyzer_text(node), {})
-        outcome.distributions = details(plans, measured)
+        outcome.distributions = details(plans, scan)
         for plan in plans:
             measured = values[id(plan)]
             if plan.error is not None:
