@@ -123,7 +123,7 @@ def print_gate(console: Console, result: GateResult) -> None:
     if caught.row_count:
         console.print(caught)
     for group in s.groups:
-        failed = [r for r in group.dataset_rules if r.outcome != "Passed"]
+        failed = [r for r in group.dataset_rules if r.outcome != "passed"]
         state = "[red]refused[/red]" if group.rejected else "accepted"
         details = "; ".join(f"{r.rule_id} {r.outcome}: {escape(r.message or '')}" for r in failed)
         console.print(

@@ -104,7 +104,7 @@ class GateResult:
     @property
     def warnings(self) -> bool:
         return self.summary.warned > 0 or any(
-            r.outcome == "Failed" for g in self.summary.groups for r in g.dataset_rules
+            r.outcome == Outcome.FAILED for g in self.summary.groups for r in g.dataset_rules
         )
 
 
@@ -436,7 +436,13 @@ class Gate:
                     )
                 observed = next(iter(outcome.metrics.values()), None)
                 group.dataset_rules.append(
-                    GroupRule(rule.rule_id, rule.severity, outcome.outcome, observed, outcome.message)
+                    GroupRule(
+                        rule.rule_id,
+                        rule.severity,
+                        Outcome.from_glue(outcome.outcome).value,
+                        observed,
+                        outcome.message,
+                    )
                 )
                 if outcome.outcome == "Failed" and rule.severity == "critical":
                     group.rejected = True
@@ -535,7 +541,7 @@ class Gate:
                 outcome = next((r for r in group.dataset_rules if r.rule_id == rule.rule_id), None)
                 if outcome is None:
                     continue
-                if outcome.outcome == "Passed":
+                if outcome.outcome == Outcome.PASSED:
                     stats.passed += group.rows
                 else:
                     stats.failed += group.rows
@@ -719,7 +725,7 @@ class Gate:
             outcomes=[
                 OutcomeRecord(
                     rule.rule_id,
-                    Outcome.from_glue(rule.outcome).value,
+                    rule.outcome,
                     rule.message,
                     {"observed": rule.observed},
                     {"statement_date": group.statement_date, "severity": rule.severity},
