@@ -152,3 +152,19 @@ def test_a_run_killed_after_its_commit_is_finished_by_assay_recover(
     (item,) = json.loads(recovered.stdout)["recovered"]
     assert item["action"] == "finished"
     assert world.observe() == clean
+
+
+def test_a_refused_month_killed_while_measured_is_never_history(make_world: Callable[[], World]) -> None:
+    world = make_world()
+    truncated = [line for line in february("clean").splitlines()[:6]]  # the header and 5 of 20 accounts
+    killed = world.gate(world.file("feb-short.csv", "\n".join(truncated) + "\n"), crash_at="after-measure")
+    assert killed.returncode == -signal.SIGKILL
+    # March is truncated too: judged against January's 20 rows it is refused, never against the
+    # killed run's 5 (a load of a run that did not commit is no one's history)
+    march = "\n".join(line.replace("2025-02-28", "2025-03-31") for line in truncated) + "\n"
+    done = world.gate(world.file("mar-short.csv", march))
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["passed"] == 0 and summary["groups"][0]["rejected"]
+    (rule,) = summary["groups"][0]["dataset_rules"]
+    assert (rule["rule_id"], rule["outcome"]) == ("A02", "failed")
