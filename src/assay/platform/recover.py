@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import shutil
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -147,21 +147,7 @@ def _snapshot(workspace: Workspace, run: RunRecord) -> int | None:
 
 
 def _with(run: RunRecord, state: RunState, summary: dict[str, object], error: str | None) -> RunRecord:
-    return RunRecord(
-        id=run.id,
-        kind=run.kind,
-        dataset=run.dataset,
-        load_id=run.load_id,
-        state=state.value,
-        started_at=run.started_at,
-        finished_at=datetime.now(UTC),
-        summary=summary,
-        outcomes=run.outcomes,
-        inputs=run.inputs,
-        counts=run.counts,
-        error=error,
-        owner=run.owner,
-    )
+    return replace(run, state=state.value, finished_at=datetime.now(UTC), summary=summary, error=error)
 
 
 def _is_uuid(text: str) -> bool:

@@ -34,7 +34,7 @@ import shutil
 import socket
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import suppress
+from contextlib import nullcontext, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -219,11 +219,8 @@ class Run:
         staged files are published. Returns the summary as recorded.
 
         For a run without a store (an ad-hoc ``dqdl run``) only the publishing is done."""
-        if self.store is None:
+        with nullcontext() if self.store is None else self.store.transaction(lock=self.dataset):
             payload = self.complete(settle, summary=summary, outcomes=outcomes, load_id=load_id)
-        else:
-            with self.store.transaction(lock=self.dataset):
-                payload = self.complete(settle, summary=summary, outcomes=outcomes, load_id=load_id)
         self.committed = True
         checkpoint("after-settle")
         self.publish()
