@@ -202,7 +202,6 @@ def dqdl_run(
 
     if fail_on not in (None, "failed", "error"):
         raise ConfigError("--fail-on must be 'failed' or 'error'")
-    ruleset = parse(_read_ruleset(file), filename=str(file))
     references = _references(ref or [])
     space = Workspace(workspace)
     metric_store = None
@@ -213,8 +212,8 @@ def dqdl_run(
     try:
         with progress(err, f"Evaluating {file} on {data}"):
             result = evaluate(
-                ruleset,
-                data,
+                lambda: parse(_read_ruleset(file), filename=str(file)),  # read inside the run: a bad
+                data,  # ruleset is a recorded config_error of the dataset
                 references=references or None,
                 dataset=dataset,
                 partition=partition,
@@ -499,7 +498,6 @@ def profile_command(
     day = _day(load_date, "--load-date")
     space = Workspace(workspace)
     space.ensure()
-    settings = _dataset_config(space, dataset, config)
     with (
         MetricStore.open(store_url(store), workspace=space.root) as metric_store,
         progress(err, f"Profiling {input_file}"),
@@ -511,7 +509,7 @@ def profile_command(
             store=metric_store,
             workspace=space.root,
             window=window,
-            config=settings,
+            config=lambda: _dataset_config(space, dataset, config),  # read inside the run, recorded
         )
     if alerts is not None:
         text = json.dumps([a.to_dict() for a in result.alerts], indent=2, allow_nan=False) + "\n"

@@ -179,3 +179,32 @@ def test_two_evaluations_a_second_apart_see_each_other(tmp_path: Path) -> None:
         second = evaluate(ruleset, pa.table({"a": [1, 2]}), dataset="d", store=store, workspace=tmp_path)
     assert first.rules[1].outcome != "Passed"  # no history yet
     assert second.rules[1].outcome == "Passed"  # the first one, a second earlier, is its history
+
+
+def test_a_ruleset_that_does_not_parse_is_a_recorded_config_error(tmp_path: Path) -> None:
+    data = tmp_path / "d.csv"
+    data.write_text("id\n1\n")
+    rules = tmp_path / "r.dqdl"
+    rules.write_text("Rules = [ RowCount > ]")
+    ws = tmp_path / "ws"
+    assert (
+        assay("dqdl", "run", str(rules), "--data", str(data), "--dataset", "d", "--workspace", str(ws)) == 2
+    )
+    with _store(ws) as store:
+        (run,) = store.runs("d")
+        assert run.state == "config_error" and str(rules) in (run.error or "")
+
+
+def test_a_broken_dataset_configuration_is_a_recorded_config_error(tmp_path: Path) -> None:
+    data = tmp_path / "d.csv"
+    data.write_text("venue\nXLON\n")
+    ws = tmp_path / "ws"
+    (ws / "checks").mkdir(parents=True)
+    (ws / "checks" / "trades.yaml").write_text("window: sometimes\n")
+    code = assay(
+        "profile", str(data), "--dataset", "trades", "--load-date", "2026-01-05", "--workspace", str(ws)
+    )
+    assert code == 2
+    with _store(ws) as store:
+        (run,) = store.runs("trades")
+        assert run.state == "config_error" and "window" in (run.error or "")

@@ -15,6 +15,7 @@ run and a profile. The CLI, the demo and the Python API call these; nothing else
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
 
 def evaluate(
-    ruleset: Ruleset,
+    ruleset: Ruleset | Callable[[], Ruleset],
     data: Any,
     *,
     dataset: str | None = None,
@@ -46,7 +47,8 @@ def evaluate(
     """Evaluate a ruleset as one run. With ``dataset`` and ``store`` the run is recorded: its
     load is pending until the run commits, and ``runs/<run_id>.json`` is written in the
     workspace; otherwise the run is ad hoc and leaves nothing behind. ``source`` (the ruleset's
-    file) goes into the run summary."""
+    file) goes into the run summary. ``ruleset`` may be a function that reads it, so that a
+    ruleset that cannot be read or parsed is the run's recorded ``config_error``."""
     from assay.judge.evaluation import Evaluation
 
     recorded = store if dataset else None
@@ -60,6 +62,9 @@ def evaluate(
         inputs=inputs,
         engine_factory=options.pop("engine_factory", None),
     ) as run:
+        run.phase = "reading the ruleset"
+        if callable(ruleset):
+            ruleset = ruleset()
         run.phase = "evaluating the ruleset"
         evaluation = Evaluation(
             ruleset,
@@ -123,11 +128,16 @@ def profile(
     **options: Any,
 ) -> ProfileResult:
     """Profile one load as one run: the load, its profile, its judgement, its decisions and the
-    run's completed record are one store transaction (see :func:`assay.monitor.profile`)."""
+    run's completed record are one store transaction (see :func:`assay.monitor.profile`).
+    ``config`` may be given as a function that reads it, so that a broken configuration is the
+    run's recorded ``config_error``."""
     from assay import monitor
 
     inputs = [Input(str(data))] if isinstance(data, str | os.PathLike) else []
     with Run("profile", dataset=dataset, workspace=Workspace(workspace), store=store, inputs=inputs) as run:
+        run.phase = "reading the dataset's configuration"
+        if callable(options.get("config")):
+            options["config"] = options["config"]()
         run.phase = "profiling the load"
         result = monitor.profile(
             data,
