@@ -328,7 +328,9 @@ def test_the_baseline_month_scanned_in_place_gives_what_reading_it_through_icebe
         (tmp_path / way).mkdir()
         with MetricStore.open(workspace=tmp_path / way / "ws") as store:
             outcomes.append(_history_scenario(Bench(tmp_path / way, store)))
-        assert scanned == [gate.BASELINE_FILES] * 3  # runs 2 to 4 had a baseline month
+        assert [name for name in scanned if name == gate.BASELINE_FILES] == [
+            gate.BASELINE_FILES
+        ] * 3  # runs 2-4
     assert outcomes[0] == outcomes[1]
     (_, truncated), (_, february), (backfill, refused) = outcomes[0][0][1:]
     assert truncated == {"A1": "A02", "A2": "A02"}

@@ -48,10 +48,10 @@ def missing(batch: str, baseline: str, key: str) -> exp.Select:
     )
 
 
-def latest(relation: str, key: str, order: str) -> exp.Select:
-    """Each key's latest record in ``relation``.
+def latest(relation: str, key: str, order: str, *, among: str | None = None) -> exp.Select:
+    """Each key's latest record in ``relation`` (only the keys of relation ``among``, if given).
 
-    >>> "ROW_NUMBER" in latest("r", "id", "d").sql("duckdb").upper()
+    >>> "ROW_NUMBER" in latest("r", "id", "d", among="k").sql("duckdb").upper()
     True
     """
     number = exp.Window(
@@ -59,9 +59,12 @@ def latest(relation: str, key: str, order: str) -> exp.Select:
         partition_by=[_q(key)],
         order=exp.Order(expressions=[exp.Ordered(this=_q(order), desc=True)]),
     )
-    ranked = exp.select(exp.Star(), exp.alias_(number, "__n", quoted=True)).from_(
-        exp.to_identifier(relation, quoted=True)
-    )
+    ranked = exp.select(exp.Star(), exp.alias_(number, "__n", quoted=True)).from_(_table(relation, "__r"))
+    if among is not None:
+        wanted = exp.select(exp.column(key, "__k", quoted=True)).from_(_table(among, "__k"))
+        ranked = ranked.where(
+            exp.In(this=exp.column(key, "__r", quoted=True), query=exp.Subquery(this=wanted))
+        )
     return (
         exp.select(exp.Star(except_=[_q("__n")]))
         .from_(exp.alias_(exp.Subquery(this=ranked), "__ranked", table=True))

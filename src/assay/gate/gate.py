@@ -67,7 +67,8 @@ BATCH = "__gate_batch"
 BASELINE_FILES = "__gate_baseline_files"
 BASELINE_ROWS = "__gate_baseline"
 OLDER_ROWS = "__gate_older"
-OLDER_CANDIDATES = "__gate_older_candidates"
+OLDER_CANDIDATES = "__gate_older_files"
+MISSING_KEYS = "__gate_missing_keys"
 LOOKBACK_MONTHS = 12
 """How far back an account missing from the last committed month finds its own latest record:
 a record older than a year is no baseline for a trend rule (docs/gate.md)."""
@@ -301,10 +302,15 @@ class Gate:
     ) -> str | None:
         """The latest committed record of each batch account that the baseline month lacks (an
         account quarantined or held last month is still judged against its own past), looked up
-        only when there are such accounts, within :data:`LOOKBACK_MONTHS`."""
+        only when there are such accounts, within :data:`LOOKBACK_MONTHS`.
+
+        The older months' Parquet files are scanned in place by DuckDB with a semi-join on the
+        missing keys, as the baseline month is, so memory does not grow with the table's history;
+        where Iceberg's plan does not allow it, they are read through PyIceberg filtered on the
+        keys."""
         opts = self.options
-        keys = self.engine.query(baseline_module.missing(BATCH, baseline, opts.key)).column(0)
-        if not len(keys):
+        keys = self.engine.query(baseline_module.missing(BATCH, baseline, opts.key))
+        if not keys.num_rows:
             return None
         earliest = date(baseline_date.year - 1, baseline_date.month, 1)
         months = [
@@ -314,14 +320,39 @@ class Gate:
         ]
         if not months:
             return None
-        rows = warehouse.read(opts.table, {opts.contributor_column: self.contributor, opts.order: months})
-        rows = rows.filter(pc.is_in(rows.column(opts.key), keys.combine_chunks()))
-        if not rows.num_rows:
-            return None
-        self.engine.register_arrow(OLDER_CANDIDATES, rows.select(schema.names).cast(schema))
-        self.engine.register_arrow(
-            OLDER_ROWS, self.engine.query(baseline_module.latest(OLDER_CANDIDATES, opts.key, opts.order))
+        self.engine.register_arrow(MISSING_KEYS, keys)
+        files: list[Path] = []
+        for month in months:
+            found = warehouse.parquet_files(
+                opts.table, {opts.contributor_column: self.contributor, opts.order: month}
+            )
+            if not found:
+                files = []
+                break
+            files += found
+        candidates = None
+        if files:
+            try:
+                self.engine.register_file(OLDER_CANDIDATES, [str(path) for path in files], "parquet")
+                if self._types(OLDER_CANDIDATES, schema) == self._types(BATCH, schema):
+                    candidates = OLDER_CANDIDATES
+            except EngineError:
+                pass  # read through PyIceberg below
+        if candidates is None:
+            where = {
+                opts.contributor_column: self.contributor,
+                opts.order: months,
+                opts.key: keys.column(0).to_pylist(),
+            }
+            rows = warehouse.read(opts.table, where)
+            self.engine.register_arrow(OLDER_ROWS + "_read", rows.select(schema.names).cast(schema))
+            candidates = OLDER_ROWS + "_read"
+        older = self.engine.query(
+            baseline_module.latest(candidates, opts.key, opts.order, among=MISSING_KEYS)
         )
+        if not older.num_rows:
+            return None
+        self.engine.register_arrow(OLDER_ROWS, older.select(schema.names).cast(schema))
         return OLDER_ROWS
 
     def _types(self, table: str, schema: pa.Schema) -> list[str | None]:
