@@ -667,6 +667,8 @@ class _Judge:
         assert column.values is not None
         fresh = []
         for value, count in sorted(column.values.items(), key=lambda item: (-item[1], item[0])):
+            if self.config.null_rate.blanks and not value.strip():
+                continue  # a blank is a missing value (judged with the nulls), not a new value
             decided = status.get(value)
             if decided == "accepted" or (value in seen and decided is None):
                 continue
