@@ -17,10 +17,11 @@ The value fails the rule when it lies outside the band.
 
 The drift monitor's volume band is the same model with two additions (``contain`` and
 ``integer``, off for DQDL's DetectAnomalies): the band holds every residual of its own window
-except past incidents (residuals more than 5 robust deviations out, when they are at most one
-point in ten, or one), so it is never narrower than the variation it was learned from; and a count's
-band is at least ±1 and rounded outwards to whole numbers (a 1% floor of 31 rows is 0.31: "30
-rows; expected 31 to 31" is no band for a count).
+except a past incident (a residual more than 5 robust deviations out, when it is the only one:
+two low Saturdays in twenty days are a weekly pattern, not two incidents), so it is never
+narrower than the variation it was learned from; and a count's band is at least ±1 and
+±√(prediction) (a count of events varies by its square root), rounded outwards to whole numbers
+(a 1% floor of 31 rows is 0.31: "30 rows; expected 31 to 31" is no band for a count).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ TREND_MIN = 5
 SIGMAS = 3.0
 RELATIVE_FLOOR = 0.01
 INCIDENT_SIGMAS = 5.0
-INCIDENTS = 10  # at most one point in ten (and at least one) is left out of ``contain`` as a past incident
+INCIDENTS = 1  # at most one point of a window is left out of ``contain`` as a past incident
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ def band(
     True
     >>> counts = band([31.0, 30.0, 31.0, 31.0, 31.0], contain=True, integer=True)
     >>> counts.low, counts.high
-    (30.0, 32.0)
+    (25.0, 37.0)
     """
     points = [v for v in history[:WINDOW] if v is not None and math.isfinite(v)]
     if len(points) < MIN_HISTORY:
@@ -85,10 +86,12 @@ def band(
     if contain:
         unit = max(spread, 1.0) if integer else spread  # a count varies by whole units
         usual = [abs(r) for r in residuals if abs(r - centre) <= INCIDENT_SIGMAS * unit]
-        if n - len(usual) > max(1, n // INCIDENTS):
+        if n - len(usual) > INCIDENTS:
             usual = [abs(r) for r in residuals]  # too many to be incidents: the series' own variation
         half = max(half, max(usual, default=0.0))
     if integer:
-        half = max(half, 1.0)
+        # a count of events varies by about its square root (Poisson): a narrower band flags the
+        # count's own noise; and by at least one
+        half = max(half, 1.0, math.sqrt(abs(expected)))
         return Band(float(math.floor(expected - half)), float(math.ceil(expected + half)), expected, n)
     return Band(expected - half, expected + half, expected, n)

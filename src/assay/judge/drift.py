@@ -87,9 +87,10 @@ class Band:
     def severity(self, value: float) -> str | None:
         """Above the soft band soft, above the hard band hard. Fewer missing values than usual is
         worth a look, not a page: below the hard band soft, and within it no alert."""
-        if value > self.hard[1]:
+        slack = 1e-12  # a bound computed as a count of today's rows holds that count exactly
+        if value > self.hard[1] + slack:
             return "hard"
-        return "soft" if value > self.soft[1] or value < self.hard[0] else None
+        return "soft" if value > self.soft[1] + slack or value < self.hard[0] - slack else None
 
     def history(self) -> str:
         """What the window held, in words: "5 of 20 loads had missing values"."""
@@ -154,9 +155,12 @@ def null_rate_band(
 @dataclass(frozen=True)
 class _Scale:
     """How wide a band is: ``SOFT_SIGMAS`` and ``HARD_SIGMAS`` divided by the sensitivity; never
-    narrower than the loads it was learned from (the soft band holds every deviation the window
-    kept, and one missing value more: counts move by whole values), and never narrower than one
-    missing value (soft) or two (hard) of today's rows."""
+    narrower than the loads it was learned from: the soft band holds every deviation the window
+    kept, and goes past the largest by the gap between the two largest (the next record of a
+    heavy-tailed rate, such as cancellations in storms, is about that far; an independent series
+    sets a new record of its last 20 loads one load in 21), at least one missing value (counts
+    move by whole values); and never narrower than one missing value (soft) or two (hard) of
+    today's rows."""
 
     sensitivity: float
     today_rows: int
@@ -165,7 +169,9 @@ class _Scale:
         self, expected: float, sigma: float, model: str, deviations: Sequence[float], **counts: int
     ) -> Band:
         soft_k, hard_k = SOFT_SIGMAS / self.sensitivity, HARD_SIGMAS / self.sensitivity
-        sigma = max(sigma, (max(abs(d) for d in deviations) + 1 / self.today_rows) / soft_k)
+        ranked = sorted((abs(d) for d in deviations), reverse=True)
+        gap = ranked[0] - ranked[1] if len(ranked) > 1 else 0.0
+        sigma = max(sigma, (ranked[0] + max(gap, 1 / self.today_rows)) / soft_k)
         soft = max(soft_k * sigma, 1 / self.today_rows)
         hard = max(hard_k * sigma, 2 / self.today_rows)
         return Band(
@@ -274,11 +280,12 @@ def _conditioned(
 
 def volume_band(row_counts: Sequence[float], *, sensitivity: float = 1.0) -> anomaly.Band | None:
     """The row-count band: the DetectAnomalies model (robust trend, 1% floor) over the window,
-    holding the window's own variation (past incidents aside), at least ±1 row, in whole rows.
+    holding the window's own variation (one past incident aside), at least ±1 and ±√(prediction)
+    rows (a count's own noise), in whole rows.
 
     >>> band = volume_band([31, 30, 31, 31, 31, 30, 31])
     >>> band.low, band.high
-    (30.0, 32.0)
+    (25.0, 37.0)
     """
     return anomaly.band(list(row_counts), sigmas=anomaly.SIGMAS / sensitivity, contain=True, integer=True)
 
