@@ -113,7 +113,8 @@ def with_value(table: pa.Table, column: str, value: str, rows: int) -> pa.Table:
     position = table.schema.get_field_index(column)
     values = table.column(column).to_pylist()
     values[:rows] = [value] * rows
-    return table.set_column(position, table.schema.field(position), pa.array(values, pa.string()))
+    field = table.schema.field(position)
+    return table.set_column(position, field, pa.array(values, field.type))
 
 
 # --- more real datasets for the monitor's alert rates ------------------------------------------
