@@ -10,8 +10,11 @@ so 3 nulls in 100 rows is weak evidence and 30,000 in a million is strong) and r
 variation τ², estimated from the window as the variance of the loads' rates minus what sampling
 alone explains (method of moments, never below zero). Today's expected spread is
 σ = sqrt(p(1-p)/n + τ²); the rate is a **soft** alert beyond 3σ and a **hard** one beyond 5σ.
-A column with no null in the whole window has p = 0 and σ = 0: any null is a hard alert. Loads
-far from the rest of the window (a past incident) are left out of p and τ² (:func:`_trimmed`).
+The band holds its own history (:class:`_Scale`): never narrower than the loads it kept, nor
+than one missing value. Only a column with no missing value in any load of the window has p = 0
+and σ = 0: any missing value is a hard alert. Loads far from the rest of the window (a past
+incident; at most one in ten) are left out of p and τ² (:func:`_trimmed`); a column missing only
+in those gets the near-zero "rare" band.
 
 When a column's null rate follows activity (more nulls on busy days), the plain band either
 alerts on every busy day or is too wide to catch anything. The *conditioned* band predicts the
