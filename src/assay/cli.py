@@ -556,8 +556,9 @@ def decisions_list(
 
 
 def _decide(
-    decision_id: int,
+    decision_id: int | None,
     status: str,
+    options: _Bulk,
     by: str | None,
     note: str | None,
     workspace: Path | None,
@@ -570,58 +571,97 @@ def _decide(
     from assay.gate.holds import release
     from assay.store import MetricStore
 
+    options.check(decision_id)
     space = Workspace(workspace)
     space.ensure()
     who = by or os.environ.get("ASSAY_USER") or getpass.getuser()
+    lines: list[str] = []
     with MetricStore.open(store_url(store), workspace=space.root) as metric_store:
-        decided = metric_store.decide(decision_id, status, by=who, note=note)
-        released = release(space, metric_store, decided)
+        if decision_id is not None:
+            decided = [metric_store.decide(decision_id, status, by=who, note=note)]
+        else:
+            assert options.dataset is not None
+            decided = metric_store.decide_all(
+                options.dataset, status, by=who, column=options.column, note=note
+            )
+        for decision in decided:
+            lines += release(space, metric_store, decision)
     if json_out:
-        _write_json("-", {"decision": decision_dict(decided), "released": released})
+        payload: dict[str, Any] = {"decisions": [decision_dict(d) for d in decided], "released": lines}
+        if decision_id is not None:
+            payload["decision"] = payload["decisions"][0]
+        _write_json("-", payload)
         return
-    out.print(
-        f"decision {decided.id}: {decided.dataset}.{decided.column} = '{decided.value}' "
-        f"{decided.status} by {decided.decided_by}",
-        highlight=False,
-        markup=False,
-    )
-    for line in released:
+    if not decided:
+        where = f"{options.dataset}.{options.column}" if options.column else options.dataset
+        out.print(f"no pending decision on {where}", highlight=False, markup=False)
+    for d in decided:
+        out.print(
+            f"decision {d.id}: {d.dataset}.{d.column} = '{d.value}' {d.status} by {d.decided_by}",
+            highlight=False,
+            markup=False,
+        )
+    for line in lines:
         out.print(line, highlight=False)
 
 
-DecisionJson = Annotated[
-    bool, typer.Option("--json", help="Print the decision and what it released as JSON.")
+class _Bulk:
+    """``--dataset D [--column C] --all``: every pending decision there, instead of one ID."""
+
+    def __init__(self, dataset: str | None, column: str | None, every: bool) -> None:
+        self.dataset, self.column, self.every = dataset, column, every
+
+    def check(self, decision_id: int | None) -> None:
+        if decision_id is not None and (self.every or self.dataset or self.column):
+            raise ConfigError("give a decision ID, or --dataset D [--column C] --all, not both")
+        if decision_id is None and not (self.every and self.dataset):
+            raise ConfigError("give a decision ID, or --dataset D [--column C] --all for every pending one")
+
+
+DecisionArgument = Annotated[
+    int | None,
+    typer.Argument(metavar="ID", help="The decision's id (assay decisions list); or use --all."),
 ]
+BulkDataset = Annotated[
+    str | None, typer.Option(help="With --all: the dataset whose decisions to take.", show_default="none")
+]
+BulkColumn = Annotated[
+    str | None, typer.Option(help="With --all: only this column's decisions.", show_default="every column")
+]
+BulkAll = Annotated[bool, typer.Option("--all", help="Every pending decision of --dataset (and --column).")]
+DecideJson = Annotated[bool, typer.Option("--json", help="Print the decisions taken as JSON.")]
 
 
 @decisions_app.command("accept")
 def decisions_accept(
-    decision_id: Annotated[
-        int, typer.Argument(metavar="ID", help="The decision's id (assay decisions list).")
-    ],
+    decision_id: DecisionArgument = None,
+    dataset: BulkDataset = None,
+    column: BulkColumn = None,
+    every: BulkAll = False,
     by: ByOption = None,
     note: Annotated[str | None, typer.Option(help="Why.", show_default="none")] = None,
     workspace: WorkspaceOption = None,
     store: StoreOption = None,
-    json_out: DecisionJson = False,
+    json_out: DecideJson = False,
 ) -> None:
     """Accept a new value: it is known from now on, and rows the gate held for it are committed."""
-    _decide(decision_id, "accepted", by, note, workspace, store, json_out)
+    _decide(decision_id, "accepted", _Bulk(dataset, column, every), by, note, workspace, store, json_out)
 
 
 @decisions_app.command("reject")
 def decisions_reject(
-    decision_id: Annotated[
-        int, typer.Argument(metavar="ID", help="The decision's id (assay decisions list).")
-    ],
+    decision_id: DecisionArgument = None,
+    dataset: BulkDataset = None,
+    column: BulkColumn = None,
+    every: BulkAll = False,
     by: ByOption = None,
     note: Annotated[str | None, typer.Option(help="Why.", show_default="none")] = None,
     workspace: WorkspaceOption = None,
     store: StoreOption = None,
-    json_out: DecisionJson = False,
+    json_out: DecideJson = False,
 ) -> None:
     """Reject a new value: rows the gate held for it are quarantined; it alerts hard if it comes back."""
-    _decide(decision_id, "rejected", by, note, workspace, store, json_out)
+    _decide(decision_id, "rejected", _Bulk(dataset, column, every), by, note, workspace, store, json_out)
 
 
 @app.command("history")

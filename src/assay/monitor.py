@@ -15,8 +15,11 @@
 
 from __future__ import annotations
 
+import calendar
+import itertools
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -25,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from assay.engine import DuckDBEngine, Engine
 from assay.errors import ConfigError
@@ -43,6 +46,7 @@ if TYPE_CHECKING:
     from assay.store import MetricStore
 
 KINDS = ("null_rate", "new_value", "volume", "range", "schema")
+SENSITIVITY = (0.25, 4.0)  # the range a dataset's sensitivity may take
 
 
 class DatasetConfig(BaseModel):
@@ -51,18 +55,33 @@ class DatasetConfig(BaseModel):
     >>> document = {"categorical": ["venue_id"], "null_rate": {"conditioned": {"fill": "row_count"}}}
     >>> DatasetConfig.model_validate(document).window
     'last:20'
+    >>> config = DatasetConfig.model_validate({"checks": {"range": False},
+    ...                                        "columns": {"note": {"checks": {"null_rate": False}}}})
+    >>> config.enabled("range"), config.enabled("null_rate", "note"), config.enabled("null_rate", "qty")
+    (False, False, True)
     """
 
     model_config = ConfigDict(extra="forbid")
 
     dataset: str | None = None
     window: str = "last:20"
+    sensitivity: float = Field(
+        default=1.0,
+        ge=SENSITIVITY[0],
+        le=SENSITIVITY[1],
+        description="divides the bands' sigma multipliers: 2 alerts at half the distance, 0.5 at twice",
+    )
     categorical: list[str] = Field(
         default_factory=list, description="columns whose values are counted, beyond text and booleans"
+    )
+    not_categorical: list[str] = Field(
+        default_factory=list, description="text or boolean columns that are never a category"
     )
     domain_columns: list[str] = Field(
         default_factory=list, description="the gate holds rows with an undecided new value here"
     )
+    checks: DatasetChecks = Field(default_factory=lambda: DatasetChecks())
+    columns: dict[str, ColumnConfig] = Field(default_factory=dict)
     null_rate: NullRateConfig = Field(default_factory=lambda: NullRateConfig())
     gate: GateConfig | None = Field(default=None, description="the gate's key, order and contributor columns")
 
@@ -72,6 +91,49 @@ class DatasetConfig(BaseModel):
         drift.Window.parse(value)
         return value
 
+    @model_validator(mode="after")
+    def _overrides(self) -> DatasetConfig:
+        both = sorted(set(self.categorical) & set(self.not_categorical))
+        if both:
+            raise ValueError(f"column(s) {', '.join(both)} cannot be both categorical and not_categorical")
+        return self
+
+    def enabled(self, kind: str, column: str | None = None) -> bool:
+        """Whether judgement ``kind`` runs (for ``column``): a column's switch, else the dataset's."""
+        name = "schema_" if kind == "schema" else kind  # ``schema`` would shadow BaseModel.schema
+        own = self.columns.get(column) if column is not None else None
+        switch = getattr(own.checks, name, None) if own is not None else None
+        return bool(getattr(self.checks, name)) if switch is None else bool(switch)
+
+
+class DatasetChecks(BaseModel):
+    """Which judgements run for the whole dataset (all do by default)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    null_rate: bool = True
+    new_value: bool = True
+    volume: bool = True
+    range: bool = True
+    schema_: bool = Field(default=True, alias="schema")
+
+
+class ColumnChecks(BaseModel):
+    """A column's own switches; unset ones follow the dataset's (volume is the dataset's only)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    null_rate: bool | None = None
+    new_value: bool | None = None
+    range: bool | None = None
+    schema_: bool | None = Field(default=None, alias="schema")
+
+
+class ColumnConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    checks: ColumnChecks = Field(default_factory=lambda: ColumnChecks())
+
 
 class NullRateConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -79,6 +141,10 @@ class NullRateConfig(BaseModel):
     conditioned: dict[str, str] = Field(
         default_factory=dict,
         description="column -> activity: 'row_count' or a metric of the same load, e.g. Column.qty.Maximum",
+    )
+    blanks: bool = Field(
+        default=True,
+        description="judge nulls plus blank text (Column.<c>.BlankCount); false: nulls only",
     )
 
 
@@ -152,6 +218,7 @@ class ProfileResult:
     decisions: list[int] = field(default_factory=list)
     history: int = 0  # loads in the window
     queries: int = 0
+    floods: dict[str, tuple[int, int]] = field(default_factory=dict)  # category -> (new, distinct) today
 
     def run_summary(self) -> dict[str, Any]:
         """What the run record keeps of a profile: its size, its alerts and its decisions."""
@@ -221,7 +288,11 @@ def profile(
         table = register(engine, "__load", data)
         # A column profiled as categorical before stays so, if today's load is not mostly new
         # values: a small load must not hide a new value because it has few rows per value.
-        sticky = sorted(store.categorical_columns(dataset) - set(config.categorical)) if store else []
+        sticky = (
+            sorted(store.categorical_columns(dataset) - {*config.categorical, *config.not_categorical})
+            if store
+            else []
+        )
         # Numbers and dates are counted exactly while their last load's count was within the cap.
         exact = exact_columns(table.columns, _last_distinct(store, dataset, load_date) if store else None)
         load = measure(engine, table.name, list(table.columns), [*config.categorical, *sticky], exact=exact)
@@ -229,12 +300,7 @@ def profile(
         if store is None:
             return result
         source_sha256 = checksum.result() if checksum else None
-        for column in load.columns:
-            if column.name in sticky and column.values is not None:
-                known = store.value_set(dataset, column.name)
-                fresh = sum(1 for value in column.values if value not in known)
-                if fresh > max(10, (column.rows - column.nulls) // 2):
-                    column.values = None  # mostly never-seen values: an id, not a category
+        result.floods = _categories(store, dataset, load_date, load, config)
         # The store part in one transaction, holding the dataset: a load is never seen without
         # its profile, and two runs on one dataset judge each other's loads whole.
         with store.transaction(lock=dataset):
@@ -268,6 +334,47 @@ def profile(
             engine.close()
 
 
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}(:?\d{2})?)?")
+
+
+def _categories(
+    store: MetricStore, dataset: str, load_date: date, load: LoadProfile, config: DatasetConfig
+) -> dict[str, tuple[int, int]]:
+    """Keep a value set only for the columns that are categories: their values repeat across
+    loads. Text that reads as dates or timestamps never is, nor a column the configuration lists
+    in ``not_categorical``; ``categorical`` always is. A column's first load teaches (nothing to
+    compare with). After it, a column is no category when most of today's distinct values are new
+    (more than 3) and most of the values it held before never came back: an id, a text
+    timestamp, free text. A column whose values did repeat and that brings mostly new values
+    today (more than 10) is still a category, but a flood is not a list of decisions: returned
+    as ``{column: (new, distinct)}`` for one alert, and today's values are not kept."""
+    floods: dict[str, tuple[int, int]] = {}
+    for column in load.columns:
+        values = column.values
+        if values is None or column.name in config.categorical:
+            continue
+        if column.name in config.not_categorical or (
+            values and all(_TIMESTAMP.fullmatch(v.strip()) for v in values)
+        ):
+            column.values, column.counts = None, values  # top values still shown
+            continue
+        known = store.value_set(dataset, column.name, before=load_date)
+        fresh = sum(1 for value in values if value not in known)
+        if not known or fresh <= max(3, len(values) / 2):
+            continue
+        recurring = sum(1 for v, (first, last) in known.items() if first != last or v in values)
+        if recurring >= len(known) / 2:
+            if fresh <= max(10, len(values) / 2):
+                continue
+            floods[column.name] = (fresh, len(values))
+        column.values, column.counts = None, values
+    return floods
+
+
+def _month_length(day: date) -> int:
+    return calendar.monthrange(day.year, day.month)[1]
+
+
 def _last_distinct(store: MetricStore, dataset: str, load_date: date) -> dict[str, float | None]:
     """Each column's distinct count in the dataset's latest load before ``load_date``."""
     earlier = store.window(dataset, load_date)
@@ -289,11 +396,18 @@ def _judge(store: MetricStore, result: ProfileResult, window: drift.Window, conf
     metrics = store.load_metrics([load.id for load in chosen])
     judge = _Judge(result, window, chosen, metrics, config)
     judge.schema(store.load_schema(loads[0].id) if loads else None)
-    judge.volume()
+    if config.enabled("volume"):
+        judge.volume()
     for column in result.profile.columns:
-        judge.null_rate(column)
-        judge.range(column)
-        if column.values is not None and loads:
+        if config.enabled("null_rate", column.name):
+            judge.null_rate(column)
+        if config.enabled("range", column.name):
+            judge.range(column)
+        if not config.enabled("new_value", column.name):
+            continue
+        if column.name in result.floods:
+            judge.flood(column, *result.floods[column.name])
+        elif column.values is not None and loads:
             seen = store.value_set(result.dataset, column.name, before=result.load_date)
             status = store.decision_status(result.dataset, column.name)
             judge.new_values(column, seen, status)
@@ -380,6 +494,9 @@ class _Judge:
         removed = [c for c in before if c not in now]
         added = [c for c in now if c not in before]
         changed = [c for c in now if c in before and before[c] != now[c]]
+        on = self.config.enabled
+        removed, added = [c for c in removed if on("schema", c)], [c for c in added if on("schema", c)]
+        changed = [c for c in changed if on("schema", c)]
         for name in removed:
             self._record(name, "schema", None, None, "hard", f"column {name} ({before[name]}) is gone")
         for name in changed:
@@ -395,9 +512,17 @@ class _Judge:
             self._record(name, "schema", None, None, "soft", f"column {name} ({now[name]}) is new")
 
     def volume(self) -> None:
+        """The row count against its band. Loads a month apart are compared per day of their
+        month: a daily file loaded monthly has 28 to 31 rows by the calendar, not by accident."""
         rows = self.result.profile.rows
-        past = [v for v in self._series("Dataset", "*", "RowCount") if v is not None]
-        band = drift.volume_band(past)
+        counts = self._series("Dataset", "*", "RowCount")
+        dated = [(load.logical_date, v) for load, v in zip(self.loads, counts, strict=True) if v is not None]
+        past = [v for _, v in dated]
+        monthly = _monthly([d for d, _ in dated], self.result.load_date)
+        if monthly:
+            days = _month_length(self.result.load_date)
+            past = [v * days / _month_length(d) for d, v in dated if d is not None]
+        band = drift.volume_band(past, sensitivity=self.config.sensitivity)
         if band is None:
             self._record(
                 None,
@@ -411,18 +536,28 @@ class _Judge:
         severity = None
         if not band.contains(rows):
             severity = "hard" if rows == 0 or rows < band.low / 2 or rows > band.high * 2 else "soft"
+        scaled = f", per day of a {_month_length(self.result.load_date)}-day month" if monthly else ""
         message = (
-            f"{rows:,} rows; expected {max(0.0, band.low):,.0f} to {band.high:,.0f} from {band.points} loads"
+            f"{rows:,} rows; expected {max(0.0, band.low):,.0f} to {band.high:,.0f} "
+            f"from {band.points} loads{scaled}"
         )
-        self._record(None, "volume", rows, (band.low, band.high), severity, message)
+        detail = {"calendar": "month"} if monthly else None
+        self._record(None, "volume", rows, (band.low, band.high), severity, message, detail=detail)
 
     def null_rate(self, column: ColumnProfile) -> None:
+        """Missing values against their band: nulls plus blank text (``BlankCount``, when the
+        profile records it; absent counts as none), or nulls only (``null_rate.blanks: false``)."""
         rows = self._series("Dataset", "*", "RowCount")
         nulls = self._series("Column", column.name, "NullCount")
+        blanks = self._series("Column", column.name, "BlankCount")
+        with_blanks = self.config.null_rate.blanks
         present = [
             i for i, (r, n) in enumerate(zip(rows, nulls, strict=True)) if r is not None and n is not None
         ]
-        pairs = [(int(rows[i] or 0), int(nulls[i] or 0)) for i in present]
+        pairs = [
+            (int(rows[i] or 0), int(nulls[i] or 0) + (int(blanks[i] or 0) if with_blanks else 0))
+            for i in present
+        ]
         activity_name = self.config.null_rate.conditioned.get(column.name)
         activity = today = None
         if activity_name:
@@ -431,14 +566,17 @@ class _Judge:
             activity = [series[i] for i in present]
             if today is None or any(a is None for a in activity):
                 activity = today = None
+        blank_today = int(self.today.get(_key(column.name, "BlankCount")) or 0) if with_blanks else 0
+        missing = column.nulls + blank_today
         band = drift.null_rate_band(
             [r for r, _ in pairs],
             [n for _, n in pairs],
             column.rows,
             None if activity is None else [float(a) for a in activity if a is not None],
             today,
+            sensitivity=self.config.sensitivity,
         )
-        observed = column.null_rate
+        observed = missing / column.rows if column.rows else 0.0
         if band is None:
             self._record(
                 column.name,
@@ -450,12 +588,16 @@ class _Judge:
             )
             return
         severity = band.severity(observed)
+        what = _missing(column.nulls, blank_today, with_blanks and (blank_today > 0 or any(blanks)))
         if band.model == "zero":
-            message = f"{column.nulls} nulls ({observed:.2%}) in a column that had none in {len(pairs)} loads"
+            none = "no missing value" if with_blanks else "no null"
+            message = f"{what} ({observed:.2%}) in a column that had {none} in {band.loads} loads"
+        elif band.model == "rare":
+            message = f"{what} ({observed:.2%}); expected almost none: {band.history()}"
         else:
             message = (
-                f"null rate {observed:.2%} ({column.nulls} of {column.rows}); expected {band.expected:.2%}, "
-                f"{band.soft[0]:.2%} to {band.soft[1]:.2%} ({band.model} band, {len(pairs)} loads)"
+                f"missing rate {observed:.2%} ({what} in {column.rows} rows); expected {band.expected:.2%}, "
+                f"{band.soft[0]:.2%} to {band.soft[1]:.2%} ({band.model} band; {band.history()})"
             )
         self._record(
             column.name,
@@ -464,7 +606,15 @@ class _Judge:
             band.soft,
             severity,
             message,
-            detail={"model": band.model, "hard": list(band.hard)},
+            detail={
+                "model": band.model,
+                "hard": list(band.hard),
+                "nulls": column.nulls,
+                "blanks": blank_today,
+                "loads": band.loads,
+                "missing_loads": band.missing_loads,
+                "left_out": band.left_out,
+            },
         )
 
     def _activity(self, name: str) -> tuple[list[float | None], float | None]:
@@ -492,6 +642,8 @@ class _Judge:
         high = self.today.get(_key(column.name, "Maximum"))
         minimums = self._series("Column", column.name, "Minimum")
         maximums = self._series("Column", column.name, "Maximum")
+        if column.kind.numeric and _one_value_per_load(minimums, maximums, low, high):
+            return  # a load key (year, month, batch): it says which load this is, not what it holds
         unit = None
         if column.kind.temporal and low is not None and high is not None:
             unit = 86400.0 if isinstance(column.minimum, datetime) else 1.0
@@ -503,7 +655,7 @@ class _Judge:
             maximums = [None if v is None else v - o for v, o in zip(maximums, origins, strict=True)]
             today = _days(self.result.load_date) * unit
             low, high = low - today, high - today
-        band = drift.range_band(minimums, maximums)
+        band = drift.range_band(minimums, maximums, sensitivity=self.config.sensitivity)
         if band is None or low is None or high is None:
             return
         outside = low < band[0] or high > band[1]
@@ -524,6 +676,14 @@ class _Judge:
             detail=None if unit is None else {"relative_to_load_date": True, "unit_seconds": unit},
         )
 
+    def flood(self, column: ColumnProfile, fresh: int, distinct: int) -> None:
+        """A category whose values repeated brings mostly new ones: one alert, no decisions."""
+        message = (
+            f"{fresh} of {distinct} values never seen before: no decision opened for a flood; "
+            "if the column is not a category, list it in not_categorical"
+        )
+        self._record(column.name, "new_value", float(fresh), None, "soft", message, values=[])
+
     def new_values(self, column: ColumnProfile, seen: Mapping[str, Any], status: Mapping[str, str]) -> None:
         """A value no earlier load held is an alert, and opens a decision. A value that an earlier
         load brought and that still waits on its decision is not alerted again: its rows are
@@ -531,6 +691,8 @@ class _Judge:
         assert column.values is not None
         fresh = []
         for value, count in sorted(column.values.items(), key=lambda item: (-item[1], item[0])):
+            if self.config.null_rate.blanks and not value.strip():
+                continue  # a blank is a missing value (judged with the nulls), not a new value
             decided = status.get(value)
             if decided == "accepted" or (value in seen and decided is None):
                 continue
@@ -553,6 +715,31 @@ class _Judge:
         self._record(
             column.name, "new_value", float(len(fresh)), None, severity, message + pending, values=fresh
         )
+
+
+def _missing(nulls: int, blanks: int, apart: bool) -> str:
+    """ "19 nulls", or with blanks "12 missing (0 nulls, 12 blanks)"."""
+    null = f"{nulls} null{'' if nulls == 1 else 's'}"
+    if not apart:
+        return null
+    return f"{nulls + blanks} missing ({null}, {blanks} blank{'' if blanks == 1 else 's'})"
+
+
+def _one_value_per_load(
+    minimums: Sequence[float | None], maximums: Sequence[float | None], low: float | None, high: float | None
+) -> bool:
+    """Whether every load of the window, and today's, holds a single value of the column."""
+    pairs = [(a, b) for a, b in zip(minimums, maximums, strict=True) if a is not None and b is not None]
+    return bool(pairs) and low is not None and low == high and all(a == b for a, b in pairs)
+
+
+def _monthly(dates: Sequence[date | None], today: date) -> bool:
+    """Whether the loads come once a month: every gap between consecutive dates 28 to 31 days."""
+    known = [d for d in dates if d is not None]
+    if len(known) < 2 or len(known) != len(dates):
+        return False
+    chain = [today, *known]  # most recent first
+    return all(28 <= (a - b).days <= 31 for a, b in itertools.pairwise(chain))
 
 
 def _days(day: date) -> float:

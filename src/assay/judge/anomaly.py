@@ -14,6 +14,14 @@ Glue does not publish its model, so assay uses one that can be explained in four
    constant history (spread 0) from flagging every tiny wobble.
 
 The value fails the rule when it lies outside the band.
+
+The drift monitor's volume band is the same model with two additions (``contain`` and
+``integer``, off for DQDL's DetectAnomalies): the band holds every residual of its own window
+except a past incident (a residual more than 5 robust deviations out, when it is the only one:
+two low Saturdays in twenty days are a weekly pattern, not two incidents), so it is never
+narrower than the variation it was learned from; and a count's band is at least ±1 and
+±√(prediction) (a count of events varies by its square root), rounded outwards to whole numbers
+(a 1% floor of 31 rows is 0.31: "30 rows; expected 31 to 31" is no band for a count).
 """
 
 from __future__ import annotations
@@ -27,6 +35,8 @@ MIN_HISTORY = 3
 TREND_MIN = 5
 SIGMAS = 3.0
 RELATIVE_FLOOR = 0.01
+INCIDENT_SIGMAS = 5.0
+INCIDENTS = 1  # at most one point of a window is left out of ``contain`` as a past incident
 
 
 @dataclass(frozen=True)
@@ -40,7 +50,9 @@ class Band:
         return self.low <= value <= self.high
 
 
-def band(history: list[float]) -> Band | None:
+def band(
+    history: list[float], *, sigmas: float = SIGMAS, contain: bool = False, integer: bool = False
+) -> Band | None:
     """The band for the next value, from earlier values given most recent first.
 
     >>> b = band([100.0, 102.0, 98.0, 101.0, 99.0])
@@ -48,6 +60,9 @@ def band(history: list[float]) -> Band | None:
     (True, False)
     >>> band([5.0, 5.0]) is None
     True
+    >>> counts = band([31.0, 30.0, 31.0, 31.0, 31.0], contain=True, integer=True)
+    >>> counts.low, counts.high
+    (25.0, 37.0)
     """
     points = [v for v in history[:WINDOW] if v is not None and math.isfinite(v)]
     if len(points) < MIN_HISTORY:
@@ -67,5 +82,16 @@ def band(history: list[float]) -> Band | None:
     residuals = [y - f for y, f in zip(series, fitted, strict=True)]
     centre = statistics.median(residuals)
     spread = 1.4826 * statistics.median(abs(r - centre) for r in residuals)
-    half = max(SIGMAS * spread * math.sqrt(1 + 1 / n), RELATIVE_FLOOR * abs(expected), 1e-9)
+    half = max(sigmas * spread * math.sqrt(1 + 1 / n), RELATIVE_FLOOR * abs(expected), 1e-9)
+    if contain:
+        unit = max(spread, 1.0) if integer else spread  # a count varies by whole units
+        usual = [abs(r) for r in residuals if abs(r - centre) <= INCIDENT_SIGMAS * unit]
+        if n - len(usual) > INCIDENTS:
+            usual = [abs(r) for r in residuals]  # too many to be incidents: the series' own variation
+        half = max(half, max(usual, default=0.0))
+    if integer:
+        # a count of events varies by about its square root (Poisson): a narrower band flags the
+        # count's own noise; and by at least one
+        half = max(half, 1.0, math.sqrt(abs(expected)))
+        return Band(float(math.floor(expected - half)), float(math.ceil(expected + half)), expected, n)
     return Band(expected - half, expected + half, expected, n)

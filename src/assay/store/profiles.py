@@ -71,6 +71,8 @@ class _Store(Protocol):
 
     def decision(self, decision_id: int) -> Decision: ...
 
+    def decisions(self, dataset: str | None = None, status: str | None = None) -> list[Decision]: ...
+
     def decision_status(self, dataset: str, column: str) -> dict[str, str]: ...
 
     def value_set(
@@ -453,6 +455,48 @@ class ProfileRecords:
                 .values(status=status, decided_by=by, decided_at=utcnow(), note=note)
             )
         return self.decision(decision_id)
+
+    def decide_all(
+        self: _Store,
+        dataset: str,
+        status: str,
+        *,
+        by: str,
+        column: str | None = None,
+        note: str | None = None,
+    ) -> list[Decision]:
+        """Accept or reject every pending decision of ``dataset`` (of one ``column`` when given)
+        in one transaction; returns the decisions taken, in id order (none: an empty list).
+
+        >>> from assay.store import MetricStore
+        >>> with MetricStore.open("sqlite://") as store:
+        ...     for value in ("XNEW", "XOTHER"):
+        ...         _ = store.open_decision("trades", "venue", value, 3, None)
+        ...     [d.value for d in store.decide_all("trades", "accepted", by="ana", column="venue")]
+        ['XNEW', 'XOTHER']
+        """
+        if status not in ("accepted", "rejected"):
+            raise ConfigError(f"a decision is 'accepted' or 'rejected', not {status!r}")
+        with self._transaction() as connection:
+            dataset_id = connection.execute(
+                sa.select(schema.datasets.c.id).where(schema.datasets.c.name == dataset)
+            ).scalar()
+            if dataset_id is None:
+                raise ConfigError(f"the store has no dataset '{dataset}'")
+            lock_dataset(connection, int(dataset_id))
+            pending = sa.select(schema.decisions.c.id).where(
+                schema.decisions.c.dataset_id == dataset_id, schema.decisions.c.status == "pending"
+            )
+            if column is not None:
+                pending = pending.where(schema.decisions.c.column == column)
+            ids = [int(row.id) for row in connection.execute(pending.order_by(schema.decisions.c.id))]
+            if ids:
+                connection.execute(
+                    sa.update(schema.decisions)
+                    .where(schema.decisions.c.id.in_(ids))
+                    .values(status=status, decided_by=by, decided_at=utcnow(), note=note)
+                )
+        return [self.decision(i) for i in ids]
 
     def decision_status(self: _Store, dataset: str, column: str) -> dict[str, str]:
         """value → status of every decision on a column."""
