@@ -87,9 +87,10 @@ def test_two_files_for_one_month_at_once_leave_one_month(make_world: Callable[[]
     assert seen.current_loads == 1 and seen.running == 0 and seen.pending_loads == 0
     if len(accounts) == len(ACCOUNTS):  # the fixed file landed last: the faulty one's holds are withdrawn
         assert seen.held == {} and seen.decisions == []
+        assert seen.row_counts == [20.0]  # the month's history is the fixed file's
     else:  # the faulty file landed last
         assert len(accounts) == 15 and seen.held == {"A06": 1, "A07": 1} and seen.decisions == [("FROZEN", 2)]
-    assert seen.row_counts == [20.0]
+        assert seen.row_counts == [19.0]  # the faulty file's readable rows (A05's line is a parse error)
 
 
 @pytest.mark.parametrize("limit", [4_096, 65_536, 1_048_576])
