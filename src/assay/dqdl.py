@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from assay.engine import DuckDBEngine
 from assay.judge.evaluation import evaluate as _evaluate
 from assay.judge.result import AnalyzerOutcome, EvaluationResult, RuleOutcome
+from assay.lake.readers import ReadOptions
 from assay.lang.dqdl import DQDLSyntaxError, DQDLWarning, parse_text, rule_text, ruleset_text
 from assay.lang.dqdl.ast import Ruleset
 
@@ -61,6 +62,7 @@ def evaluate(
     filtered_rows: str = "passed",
     row_level: bool = False,
     threads: int | None = None,
+    read: ReadOptions | None = None,
 ) -> EvaluationResult:
     """Evaluate ``ruleset`` (a parsed :class:`Ruleset` or DQDL text) on ``data``.
 
@@ -71,7 +73,8 @@ def evaluate(
     clock for date and freshness rules. ``composite_mode`` is ``column`` (Glue's default) or
     ``row``; ``filtered_rows`` says how rows excluded by a where clause appear in row-level
     results (``passed`` or ``skipped``); ``row_level=True`` fills ``result.row_level``.
-    ``threads`` caps the engine's threads (default: one per core).
+    ``threads`` caps the engine's threads (default: one per core). ``read`` says how files are
+    read (null strings, delimiter, declared types: :class:`assay.lake.readers.ReadOptions`).
     """
     if isinstance(ruleset, str):
         ruleset = parse(ruleset)
@@ -87,4 +90,5 @@ def evaluate(
         filtered_rows=filtered_rows,
         row_level=row_level,
         engine=DuckDBEngine(threads=threads) if threads else None,
+        read=read,
     )

@@ -10,10 +10,13 @@ from __future__ import annotations
 import abc
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import pyarrow as pa
 from sqlglot import exp
+
+if TYPE_CHECKING:
+    from assay.lake.readers import ReadOptions
 
 
 class DataKind(StrEnum):
@@ -80,14 +83,33 @@ class Engine(abc.ABC):
         """Make Arrow data queryable as table ``name``."""
 
     @abc.abstractmethod
-    def register_file(self, name: str, path: str | list[str], fmt: str) -> None:
-        """Make a CSV, Parquet or JSON-lines file queryable as table ``name`` without loading it;
-        a list of paths makes one table of several files of one format and schema."""
+    def register_file(self, name: str, path: str | list[str], fmt: str, compression: str = "none") -> None:
+        """Make a Parquet, JSON (an array of objects, or one object a line: ``json``) or
+        JSON-lines (``jsonl``) file queryable as table ``name`` without loading it; a list of
+        paths makes one table of several files of one format and schema. (A CSV is registered by
+        :func:`assay.lake.readers.register`, through :meth:`register_csv_text`.)"""
 
     @abc.abstractmethod
-    def read_csv_text(self, path: str) -> tuple[pa.Table, list[Reject]]:
-        """Every record of a CSV file (with a header) as text, in file order, and the lines that
-        could not be split into the header's columns."""
+    def register_csv_text(self, name: str, path: str, read: ReadOptions, compression: str = "none") -> None:
+        """Make a CSV file queryable as table ``name`` with every cell as text, read as ``read``
+        says (delimiter, quote, header, encoding, null strings); without null strings, a blank
+        cell is NULL."""
+
+    @abc.abstractmethod
+    def register_query(self, name: str, query: exp.Query) -> None:
+        """Make ``query`` queryable as table ``name`` (a view: it runs when it is read)."""
+
+    @abc.abstractmethod
+    def inspect(self, query: exp.Query) -> pa.Table:
+        """Run a query that reads an input to register it (type inference), not a measuring
+        query: it is not counted in ``queries``. Raises EngineError."""
+
+    @abc.abstractmethod
+    def read_csv_text(
+        self, path: str, read: ReadOptions | None = None, compression: str = "none"
+    ) -> tuple[pa.Table, list[Reject]]:
+        """Every record of a CSV file as text (a blank cell is NULL), in file order, and the
+        lines that could not be split into the header's columns."""
 
     @abc.abstractmethod
     def columns(self, name: str) -> list[Column]:

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import re
 import threading
+from typing import TYPE_CHECKING, Literal
 
 import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
 from assay.engine.base import Column, DataKind, Engine, EngineError, Reject
+
+if TYPE_CHECKING:
+    from assay.lake.readers import ReadOptions
 
 _KINDS: tuple[tuple[str, DataKind], ...] = (
     (
@@ -41,6 +45,41 @@ def _one_line(error: Exception, limit: int = 400) -> str:
     """The engine's message on one line, cut before its list of candidate functions."""
     text = " ".join(str(error).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_JSON_COMPRESSION: dict[str, Literal["gzip", "zstd", "none"]] = {
+    "gzip": "gzip",
+    "zstd": "zstd",
+    "none": "none",
+}
+
+
+def _csv_source(
+    path: str, read: ReadOptions | None, compression: str, extra: dict[str, exp.Expr | str] | None = None
+) -> exp.Table:
+    """``read_csv(path, ...)`` with every cell as text, as ``read`` says."""
+    named: dict[str, exp.Expr | str | bool] = {"all_varchar": True, "compression": compression}
+    if read is not None:
+        named["header"] = read.header
+        if read.delimiter is not None:
+            named["delim"] = read.delimiter
+        if read.quote is not None:
+            named["quote"] = read.quote
+        if read.encoding.lower().replace("_", "-") not in ("utf-8", "utf8"):
+            named["encoding"] = read.encoding
+        if read.nulls:
+            named["nullstr"] = exp.Array(expressions=[exp.Literal.string(v) for v in read.nulls])
+    else:
+        named["header"] = True
+    named |= extra or {}
+    arguments: list[exp.Expr] = [exp.Literal.string(path)]
+    for key, value in named.items():
+        if isinstance(value, bool):
+            value = exp.Boolean(this=value)
+        elif isinstance(value, str):
+            value = exp.Literal.string(value)
+        arguments.append(exp.EQ(this=exp.column(key), expression=value))
+    return exp.Table(this=exp.Anonymous(this="read_csv", expressions=arguments))
 
 
 class DuckDBEngine(Engine):
@@ -75,54 +114,59 @@ class DuckDBEngine(Engine):
         self._keep.append(data)
         self.con.register(name, data)
 
-    def register_file(self, name: str, path: str | list[str], fmt: str) -> None:
+    def register_file(self, name: str, path: str | list[str], fmt: str, compression: str = "none") -> None:
         try:
             if fmt == "parquet":
                 relation = self.con.read_parquet(path)
-            elif fmt == "csv":
-                relation = self._read_csv(path)
-            elif fmt == "jsonl":
-                relation = self.con.read_json(path, format="newline_delimited")
+            elif fmt in ("json", "jsonl"):
+                # ``json``: an array of objects is its rows, as is one object a line; never one row.
+                packed: Literal["gzip", "zstd", "none", "auto_detect"] = _JSON_COMPRESSION.get(
+                    compression, "auto_detect"
+                )
+                if fmt == "json":
+                    relation = self.con.read_json(path, format="auto", compression=packed)
+                else:
+                    relation = self.con.read_json(path, format="newline_delimited", compression=packed)
             else:
                 raise EngineError(f"unknown file format {fmt!r}")
             relation.create_view(name, replace=True)
         except duckdb.Error as error:
             raise EngineError(_one_line(error)) from None
 
-    def _read_csv(self, path: str | list[str]) -> duckdb.DuckDBPyRelation:
-        # Glue reads a blank cell of a string column as "" rather than NULL, so Completeness
-        # counts it as complete (DQDL.md §10.3); numbers and dates stay NULL when blank.
-        sniffed = self.con.read_csv(path, header=True)
-        strings = [
-            name
-            for name, type_ in zip(sniffed.columns, sniffed.types, strict=True)
-            if str(type_) == "VARCHAR"
-        ]
-        if not strings:
-            return sniffed
-        return self.con.read_csv(path, header=True, force_not_null=strings)
+    def register_csv_text(self, name: str, path: str, read: ReadOptions, compression: str = "none") -> None:
+        source = _csv_source(path, read, compression)
+        self.register_query(name, exp.select(exp.Star()).from_(source))
 
-    def read_csv_text(self, path: str) -> tuple[pa.Table, list[Reject]]:
+    def register_query(self, name: str, query: exp.Query) -> None:
+        try:
+            self.con.sql(self.render(query)).create_view(name, replace=True)
+        except duckdb.Error as error:
+            raise EngineError(_one_line(error)) from None
+
+    def inspect(self, query: exp.Query) -> pa.Table:
+        return self._run(self.render(query))
+
+    def read_csv_text(
+        self, path: str, read: ReadOptions | None = None, compression: str = "none"
+    ) -> tuple[pa.Table, list[Reject]]:
         self._rejects += 1
         table, scan = f"__rejects{self._rejects}", f"__reject_scans{self._rejects}"
+        rejects: dict[str, exp.Expr | str] = {
+            "store_rejects": exp.true(),
+            "rejects_table": table,
+            "rejects_scan": scan,
+        }
         try:
-            relation = self.con.read_csv(
-                path,
-                header=True,
-                all_varchar=True,
-                store_rejects=True,
-                rejects_table=table,
-                rejects_scan=scan,
-            )
-            rows = relation.to_arrow_table()
+            query = exp.select(exp.Star()).from_(_csv_source(path, read, compression, rejects))
+            rows = self.con.sql(self.render(query)).to_arrow_table()
             found = self.con.table(table).select("line", "csv_line", "error_message").fetchall()
         except duckdb.Error as error:
             raise EngineError(_one_line(error)) from None
-        rejects = sorted(
+        rejected = sorted(
             (Reject(int(line), str(text), _one_line(Exception(message))) for line, text, message in found),
             key=lambda r: r.line,
         )
-        return rows, rejects
+        return rows, rejected
 
     def columns(self, name: str) -> list[Column]:
         try:

@@ -1,18 +1,37 @@
-"""Inputs for an evaluation: files (CSV, Parquet, JSON lines) or in-memory frames.
+"""Inputs for an evaluation: files (CSV, Parquet, JSON) or in-memory frames.
 
 Every input becomes a table registered with the engine. Files are read by the engine itself,
 lazily, so a 10-million-row Parquet file is scanned once by the measuring query rather than
 loaded into Python first.
+
+A CSV is read in two steps, and neither depends on the rules that will query it:
+
+1. every cell as text, under the :class:`ReadOptions` (delimiter, quote, header, encoding, gzip,
+   null strings), and one inference query over the whole file that picks each column's type;
+2. a view that converts each column to its type, so every query sees the same typed table
+   whatever columns it reads. (DuckDB's own sniffer re-ran per query, and its ``force_not_null``
+   list shifts onto other columns when a query reads only some of them: one blank number cell
+   made ``ColumnCorrelation`` an ``Error`` alone and a pass beside ``AllStatistics``.)
+
+Inference is conservative, so a column keeps its type from one load to the next: integers
+without leading zeros, then numbers, then ISO-8601 dates, timestamps (with a UTC offset: converted
+to UTC), and ``true``/``false``; anything else is text. ``Yes``/``No`` and ``1/2/21`` stay text. In
+a number or date column the cells ``NA``, ``N/A``, ``NULL`` and ``null`` are NULL like blank
+cells, so a column that is sometimes ``NA`` stays a number column. A blank text cell is the empty
+string, as Glue reads it (DQDL.md §10.3), unless the null strings include it.
 """
 
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from sqlglot import exp
 
 from assay.engine import Column, Engine, EngineError
 from assay.errors import ConfigError
@@ -27,8 +46,50 @@ FORMATS: dict[str, str] = {
     ".pq": "parquet",
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
-    ".json": "jsonl",
+    ".json": "json",
 }
+
+# Tokens that are NULL in a column inferred as a number, date or boolean (never in a text column,
+# where they may be values: the ISO code of Namibia is NA).
+NULL_TOKENS = ("NA", "N/A", "NULL", "null")
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_GZIP = b"\x1f\x8b"
+_ZSTD = b"\x28\xb5\x2f\xfd"
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How input files are read; every field's default is the file's own (or Glue's) reading.
+
+    - ``nulls``: cell values read as NULL in every column (``("NA", "NULL")``); by default only a
+      blank cell of a number, date or boolean column is NULL.
+    - ``delimiter``, ``quote``: one character each; None lets the reader detect them.
+    - ``header``: False when the first line is data; columns are then named column0, column1, ...
+    - ``encoding``: of a CSV file (``utf-8``, ``latin-1``, ``utf-16``).
+    - ``decimal_comma``: numbers are written ``3,14`` (a CSV delimited by ``;``, or quoted).
+    - ``types``: declared column types (a schema in the gate's format, see ``--schema``); a column
+      it names is converted to that type, and a cell that does not convert is refused with its
+      column and value; the other columns are inferred.
+
+    Compression (gzip, zstd) is detected from the file's first bytes, whatever its name.
+
+    >>> ReadOptions(nulls=("NA",), delimiter=";").delimiter
+    ';'
+    """
+
+    nulls: tuple[str, ...] = ()
+    delimiter: str | None = None
+    quote: str | None = None
+    header: bool = True
+    encoding: str = "utf-8"
+    decimal_comma: bool = False
+    types: pa.Schema | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("delimiter", "quote"):
+            value = getattr(self, name)
+            if value is not None and len(value) != 1:
+                raise ConfigError(f"--{name}: give one character, not {value!r}")
 
 
 @dataclass(frozen=True)
@@ -44,16 +105,50 @@ class Registered:
 
 
 def file_format(path: Path) -> str:
-    """The format of a data file, from its suffix.
+    """The format of a data file, from its suffix (a ``.gz`` or ``.zst`` suffix is looked through).
 
-    >>> file_format(Path("accounts.csv")), file_format(Path("x.parquet"))
-    ('csv', 'parquet')
+    >>> file_format(Path("accounts.csv")), file_format(Path("x.parquet")), file_format(Path("a.csv.gz"))
+    ('csv', 'parquet', 'csv')
     """
-    fmt = FORMATS.get(path.suffix.lower())
+    suffixes = [s.lower() for s in path.suffixes]
+    while suffixes and suffixes[-1] in (".gz", ".gzip", ".zst"):
+        suffixes.pop()
+    fmt = FORMATS.get(suffixes[-1]) if suffixes else None
     if fmt is None:
         known = ", ".join(sorted(FORMATS))
-        raise ConfigError(f"{path}: unknown data file type '{path.suffix}'; use one of {known}")
+        raise ConfigError(
+            f"{path}: unknown data file type '{path.suffix}'; use one of {known} (or .gz of one)"
+        )
     return fmt
+
+
+def compression(path: Path) -> str:
+    """The file's compression from its first bytes: ``gzip``, ``zstd`` or ``none``."""
+    with path.open("rb") as handle:
+        magic = handle.read(4)
+    if magic.startswith(_GZIP):
+        return "gzip"
+    if magic.startswith(_ZSTD):
+        return "zstd"
+    return "none"
+
+
+def check_local(data: str | os.PathLike[str]) -> Path:
+    """``data`` as a local path; a URL (``s3://``, ``https://``) is refused: not supported yet.
+
+    >>> check_local("s3://bucket/x.csv")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    assay.errors.ConfigError: s3://bucket/x.csv: remote paths (s3://) are not supported yet; ...
+    """
+    text = os.fspath(data)
+    match = _URL.match(text)
+    if match:
+        raise ConfigError(
+            f"{text}: remote paths ({match.group(0)}) are not supported yet; "
+            "copy the file to a local folder first"
+        )
+    return Path(text)
 
 
 def to_arrow(data: Any) -> pa.Table | pa.RecordBatchReader:
@@ -78,26 +173,40 @@ def to_arrow(data: Any) -> pa.Table | pa.RecordBatchReader:
     )
 
 
-def register(engine: Engine, name: str, data: Any) -> Registered:
-    """Register ``data`` (a path or an in-memory frame) with ``engine`` as table ``name``.
+def register(engine: Engine, name: str, data: Any, read: ReadOptions | None = None) -> Registered:
+    """Register ``data`` (a path or an in-memory frame) with ``engine`` as table ``name``; a file
+    is read as ``read`` says (by default, as the file says).
 
     Unreadable input raises :class:`ConfigError` naming the file and the reason.
+
+    >>> import tempfile
+    >>> from assay.engine import DuckDBEngine
+    >>> path = Path(tempfile.mkdtemp()) / "d.csv"
+    >>> _ = path.write_text("id;amount;answer\\n1;2,5;Yes\\n2;NA;No\\n")
+    >>> table = register(DuckDBEngine(), "t", path, ReadOptions(decimal_comma=True))
+    >>> [(c.name, c.type) for c in table.columns]
+    [('id', 'BIGINT'), ('amount', 'DOUBLE'), ('answer', 'VARCHAR')]
     """
+    read = read or ReadOptions()
     if isinstance(data, str | os.PathLike):
-        path = Path(data)
+        path = check_local(data)
         if not path.exists():
             raise ConfigError(f"{path}: no such data file")
         if path.is_dir():
             raise ConfigError(f"{path}: is a folder, not a data file")
         if not os.access(path, os.R_OK):
             raise ConfigError(f"{path}: permission denied")
+        fmt = file_format(path)
+        if path.stat().st_size == 0:
+            raise ConfigError(f"{path}: the file is empty (0 bytes); a CSV needs at least its header line")
         try:
-            engine.register_file(name, str(path), file_format(path))
-            columns = engine.columns(name)
+            if fmt == "csv":
+                columns = _register_csv(engine, name, path, read)
+            else:
+                engine.register_file(name, str(path), fmt, compression(path))
+                columns = engine.columns(name)
         except EngineError as error:
-            raise ConfigError(
-                f"{path}: cannot read the file as {file_format(path)}: {error.message}"
-            ) from None
+            raise ConfigError(f"{path}: cannot read the file as {fmt}: {error.message}") from None
         return Registered(name, tuple(columns), path)
     arrow = to_arrow(data)
     if isinstance(arrow, pa.Table) and arrow.num_columns == 0:
@@ -107,3 +216,207 @@ def register(engine: Engine, name: str, data: Any) -> Registered:
         return Registered(name, ())
     engine.register_arrow(name, arrow)
     return Registered(name, tuple(engine.columns(name)))
+
+
+# --- CSV: text first, then one inference query, then a typed view ------------------------------
+
+_ISO_DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+_ISO_TIME = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,9})?)?"
+_NAIVE = _ISO_TIME + "$"
+_OFFSET = _ISO_TIME + r" ?(Z|[+-][0-9]{2}(:?[0-9]{2})?)$"
+# At most 18 digits (a BIGINT), and no leading zero: 007 and 01234 are codes, not numbers.
+_INTEGER = r"^[+-]?(0|[1-9][0-9]{0,17})$"
+_LEADING_ZERO = r"^[+-]?0[0-9]"
+# The probes of the inference query, in the order a column's type is chosen.
+_PROBES = ("present", "integer", "number", "date", "timestamp", "timestamptz", "boolean")
+
+_SQL_TYPES: tuple[tuple[Any, str], ...] = (
+    (pa.types.is_boolean, "BOOLEAN"),
+    (pa.types.is_int8, "TINYINT"),
+    (pa.types.is_int16, "SMALLINT"),
+    (pa.types.is_int32, "INTEGER"),
+    (pa.types.is_integer, "BIGINT"),
+    (pa.types.is_floating, "DOUBLE"),
+    (pa.types.is_date, "DATE"),
+    (pa.types.is_string, "VARCHAR"),
+    (pa.types.is_large_string, "VARCHAR"),
+)
+
+
+def sql_type(dtype: pa.DataType) -> exp.DataType:
+    """The SQL type of a declared (Arrow) column type.
+
+    >>> sql_type(pa.decimal128(18, 2)).sql("duckdb"), sql_type(pa.timestamp("us", tz="UTC")).sql()
+    ('DECIMAL(18, 2)', 'TIMESTAMPTZ')
+    """
+    if pa.types.is_decimal(dtype):
+        return exp.DataType.build(f"DECIMAL({dtype.precision}, {dtype.scale})")
+    if pa.types.is_timestamp(dtype):
+        return exp.DataType.build("TIMESTAMPTZ" if dtype.tz else "TIMESTAMP")
+    for test, name in _SQL_TYPES:
+        if test(dtype):
+            return exp.DataType.build(name)
+    raise ConfigError(f"column type {dtype} cannot be declared for a CSV")
+
+
+def _register_csv(engine: Engine, name: str, path: Path, read: ReadOptions) -> list[Column]:
+    text = f"__text_{name}"
+    engine.register_csv_text(text, str(path), read, compression(path))
+    names = [c.name for c in engine.columns(text)]
+    declared = {f.name: f.type for f in read.types} if read.types is not None else {}
+    unknown = [n for n in declared if n not in names]
+    if unknown:
+        raise ConfigError(
+            f"{path}: the declared types name column(s) the file does not have: {', '.join(unknown)} "
+            f"(its columns: {', '.join(names)})"
+        )
+    row = engine.inspect(_inference_query(text, names, declared, read)).to_pylist()[0]
+    types: list[exp.DataType] = []
+    for i, column in enumerate(names):
+        if column in declared:
+            if row[f"bad{i}"]:
+                raise ConfigError(
+                    f"{path}: column '{column}' is declared {_type_word(declared[column])}, but "
+                    f"{row[f'bad{i}']} value(s) do not convert, e.g. '{row[f'example{i}']}'"
+                )
+            types.append(sql_type(declared[column]))
+        else:
+            types.append(_choose({probe: int(row[f"{probe}{i}"]) for probe in _PROBES}))
+    engine.register_query(name, _typed_view(text, names, types, read))
+    return engine.columns(name)
+
+
+def _type_word(dtype: pa.DataType) -> str:
+    return sql_type(dtype).sql("duckdb").lower()
+
+
+def _choose(counts: dict[str, int]) -> exp.DataType:
+    """A column's type from the counts of its values that each probe accepts."""
+    present = counts["present"]
+    chosen = "VARCHAR"
+    if not present:
+        chosen = "VARCHAR"  # no value at all: text, as Glue reads an empty column
+    elif counts["integer"] == present:
+        chosen = "BIGINT"
+    elif counts["number"] == present:
+        chosen = "DOUBLE"
+    elif counts["date"] == present:
+        chosen = "DATE"
+    elif counts["timestamp"] == present:
+        chosen = "TIMESTAMP"
+    elif counts["timestamptz"] and counts["timestamp"] + counts["timestamptz"] == present:
+        # offsets are converted to UTC; a cell without one is read as UTC
+        chosen = "TIMESTAMPTZ"
+    elif counts["boolean"] == present:
+        chosen = "BOOLEAN"
+    return exp.DataType.build(chosen)
+
+
+def _cell(column: str) -> exp.Expr:
+    return exp.Trim(this=exp.column(column, quoted=True))
+
+
+def _missing(column: str) -> exp.Expr:
+    """The cell is blank or a null token (NULL cells make the CASE fall through to NULL anyway)."""
+    tokens = [exp.Literal.string(""), *(exp.Literal.string(t) for t in NULL_TOKENS)]
+    return exp.In(this=_cell(column), expressions=tokens)
+
+
+def _number_text(column: str, read: ReadOptions) -> exp.Expr:
+    cell = _cell(column)
+    if read.decimal_comma:
+        return exp.func("replace", cell, exp.Literal.string(","), exp.Literal.string("."))
+    return cell
+
+
+def _matches(value: exp.Expr, pattern: str) -> exp.Expr:
+    return exp.RegexpLike(this=value, expression=exp.Literal.string(pattern))
+
+
+def _converts(value: exp.Expr, to: str | exp.DataType) -> exp.Expr:
+    kind = to if isinstance(to, exp.DataType) else exp.DataType.build(to)
+    return exp.Not(this=exp.Is(this=exp.TryCast(this=value, to=kind), expression=exp.Null()))
+
+
+def _count(condition: exp.Expr) -> exp.Expr:
+    return exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=condition))
+
+
+def _inference_query(
+    table: str, names: Sequence[str], declared: dict[str, pa.DataType], read: ReadOptions
+) -> exp.Select:
+    """One scan of the text table: per inferred column, how many values each probe accepts; per
+    declared column, how many values do not convert, and one of them."""
+    projections: list[exp.Expr] = []
+    for i, column in enumerate(names):
+        value = exp.Not(this=exp.Paren(this=_missing(column)))
+        cell = _cell(column)
+        if column in declared:
+            kind = sql_type(declared[column])
+            converted = _number_text(column, read) if kind.is_type(*exp.DataType.NUMERIC_TYPES) else cell
+            if kind.is_type(exp.DataType.Type.VARCHAR):
+                projections.append(exp.alias_(exp.Literal.number(0), f"bad{i}", quoted=True))
+                projections.append(exp.alias_(exp.Null(), f"example{i}", quoted=True))
+                continue
+            bad = exp.and_(value, exp.Not(this=_converts(converted, kind)))
+            projections.append(exp.alias_(_count(bad), f"bad{i}", quoted=True))
+            example = exp.Filter(
+                this=exp.Min(this=exp.column(column, quoted=True)), expression=exp.Where(this=bad.copy())
+            )
+            projections.append(exp.alias_(example, f"example{i}", quoted=True))
+            continue
+        number = _number_text(column, read)
+        probes: dict[str, exp.Expr] = {
+            "present": value,
+            "integer": exp.and_(value.copy(), _matches(cell.copy(), _INTEGER)),
+            "number": exp.and_(
+                value.copy(),
+                _converts(number, "DOUBLE"),
+                exp.Not(this=_matches(cell.copy(), _LEADING_ZERO)),
+            ),
+            "date": exp.and_(value.copy(), _matches(cell.copy(), _ISO_DATE), _converts(cell.copy(), "DATE")),
+            "timestamp": exp.and_(
+                value.copy(), _matches(cell.copy(), _NAIVE), _converts(cell.copy(), "TIMESTAMP")
+            ),
+            "timestamptz": exp.and_(
+                value.copy(), _matches(cell.copy(), _OFFSET), _converts(cell.copy(), "TIMESTAMPTZ")
+            ),
+            "boolean": exp.and_(
+                value.copy(),
+                exp.In(
+                    this=exp.Lower(this=cell.copy()),
+                    expressions=[exp.Literal.string("true"), exp.Literal.string("false")],
+                ),
+            ),
+        }
+        for probe in _PROBES:
+            projections.append(exp.alias_(_count(probes[probe]), f"{probe}{i}", quoted=True))
+    if not projections:
+        projections.append(exp.Literal.number(0))
+    return exp.select(*projections).from_(exp.to_identifier(table, quoted=True))
+
+
+def _typed_view(
+    table: str, names: Sequence[str], types: Sequence[exp.DataType], read: ReadOptions
+) -> exp.Select:
+    """Each column converted to its type: a blank or null-token cell of a typed column is NULL;
+    a text column keeps its blank cells as empty strings (Glue's reading) unless the null strings
+    say otherwise."""
+    projections: list[exp.Expr] = []
+    for column, kind in zip(names, types, strict=True):
+        raw = exp.column(column, quoted=True)
+        if kind.is_type(exp.DataType.Type.VARCHAR):
+            # Without null strings the reader reads a blank cell as NULL; Glue reads it as "".
+            value: exp.Expr = (
+                raw if read.nulls else exp.Coalesce(this=raw, expressions=[exp.Literal.string("")])
+            )
+        else:
+            text = _number_text(column, read) if kind.is_type(*exp.DataType.NUMERIC_TYPES) else _cell(column)
+            value = exp.Case(
+                ifs=[exp.If(this=_missing(column), true=exp.Null())],
+                default=exp.Cast(this=text, to=kind.copy()),
+            )
+        projections.append(exp.alias_(value, column, quoted=True))
+    if not projections:
+        projections.append(exp.alias_(exp.Null(), PLACEHOLDER, quoted=True))
+    return exp.select(*projections).from_(exp.to_identifier(table, quoted=True))
