@@ -31,7 +31,7 @@ from assay.engine import DuckDBEngine, Engine
 from assay.errors import ConfigError
 from assay.judge import anomaly, drift
 from assay.lake.checksum import digest
-from assay.lake.readers import register
+from assay.lake.readers import ReadOptions, register
 from assay.measure.profile import ColumnProfile, LoadProfile, exact_columns
 from assay.measure.profile import profile as measure
 from assay.store import MetricKey
@@ -186,6 +186,7 @@ def profile(
     window: str | drift.Window | None = None,
     config: DatasetConfig | None = None,
     engine: Engine | None = None,
+    read: ReadOptions | None = None,
 ) -> ProfileResult:
     """Profile one load of ``dataset`` in one query, store it (replacing an earlier profile of the
     same date), and judge it against the window of earlier loads. Without a store, only measure."""
@@ -199,7 +200,7 @@ def profile(
     own = engine is None
     try:
         engine = engine or DuckDBEngine()
-        table = register(engine, "__load", data)
+        table = register(engine, "__load", data, read)
         # A column profiled as categorical before stays so, if today's load is not mostly new
         # values: a small load must not hide a new value because it has few rows per value.
         sticky = sorted(store.categorical_columns(dataset) - set(config.categorical)) if store else []

@@ -92,8 +92,8 @@ class Engine(abc.ABC):
     @abc.abstractmethod
     def register_csv_text(self, name: str, path: str, read: ReadOptions, compression: str = "none") -> None:
         """Make a CSV file queryable as table ``name`` with every cell as text, read as ``read``
-        says (delimiter, quote, header, encoding, null strings); without null strings, a blank
-        cell is NULL."""
+        says (delimiter, quote, header, encoding); a cell equal to one of ``read.nulls`` is NULL,
+        and a blank cell is the empty string."""
 
     @abc.abstractmethod
     def register_query(self, name: str, query: exp.Query) -> None:
@@ -108,8 +108,8 @@ class Engine(abc.ABC):
     def read_csv_text(
         self, path: str, read: ReadOptions | None = None, compression: str = "none"
     ) -> tuple[pa.Table, list[Reject]]:
-        """Every record of a CSV file as text (a blank cell is NULL), in file order, and the
-        lines that could not be split into the header's columns."""
+        """Every record of a CSV file as text (as :meth:`register_csv_text` reads it), in file
+        order, and the lines that could not be split into the header's columns."""
 
     @abc.abstractmethod
     def columns(self, name: str) -> list[Column]:

@@ -67,10 +67,13 @@ def _csv_source(
             named["quote"] = read.quote
         if read.encoding.lower().replace("_", "-") not in ("utf-8", "utf8"):
             named["encoding"] = read.encoding
-        if read.nulls:
-            named["nullstr"] = exp.Array(expressions=[exp.Literal.string(v) for v in read.nulls])
     else:
         named["header"] = True
+    # Only the given null strings are NULL: a blank cell stays "" here, so that the reader (not
+    # DuckDB) decides per column what a blank means. The reader needs a non-empty list; a NUL
+    # character never is a whole CSV cell.
+    nulls = [exp.Literal.string(v) for v in read.nulls] if read is not None and read.nulls else []
+    named["nullstr"] = exp.Array(expressions=nulls or [exp.func("chr", exp.Literal.number(0))])
     named |= extra or {}
     arguments: list[exp.Expr] = [exp.Literal.string(path)]
     for key, value in named.items():

@@ -52,7 +52,8 @@ FORMATS: dict[str, str] = {
 # Tokens that are NULL in a column inferred as a number, date or boolean (never in a text column,
 # where they may be values: the ISO code of Namibia is NA).
 NULL_TOKENS = ("NA", "N/A", "NULL", "null")
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+# A scheme of two letters or more (C:/ is a drive), then "//" (or "/": pathlib folds the two).
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):/")
 _GZIP = b"\x1f\x8b"
 _ZSTD = b"\x28\xb5\x2f\xfd"
 
@@ -145,7 +146,7 @@ def check_local(data: str | os.PathLike[str]) -> Path:
     match = _URL.match(text)
     if match:
         raise ConfigError(
-            f"{text}: remote paths ({match.group(0)}) are not supported yet; "
+            f"{text}: remote paths ({match.group(1)}://) are not supported yet; "
             "copy the file to a local folder first"
         )
     return Path(text)
@@ -406,10 +407,7 @@ def _typed_view(
     for column, kind in zip(names, types, strict=True):
         raw = exp.column(column, quoted=True)
         if kind.is_type(exp.DataType.Type.VARCHAR):
-            # Without null strings the reader reads a blank cell as NULL; Glue reads it as "".
-            value: exp.Expr = (
-                raw if read.nulls else exp.Coalesce(this=raw, expressions=[exp.Literal.string("")])
-            )
+            value: exp.Expr = raw  # a blank cell is "" as Glue reads it; a null string is NULL
         else:
             text = _number_text(column, read) if kind.is_type(*exp.DataType.NUMERIC_TYPES) else _cell(column)
             value = exp.Case(
