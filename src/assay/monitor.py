@@ -169,6 +169,7 @@ def _column_dict(c: ColumnProfile) -> dict[str, Any]:
         "type": c.type,
         "nulls": c.nulls,
         "null_rate": c.null_rate,
+        "blanks": c.blanks,
         "distinct": c.distinct,
         "distinct_exact": c.distinct_exact,
         "min": None if c.minimum is None else str(c.minimum),

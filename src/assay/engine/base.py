@@ -90,14 +90,19 @@ class Engine(abc.ABC):
         :func:`assay.lake.readers.register`, through :meth:`register_csv_text`.)"""
 
     @abc.abstractmethod
-    def register_csv_text(self, name: str, path: str, read: ReadOptions, compression: str = "none") -> None:
+    def register_csv_text(
+        self, name: str, path: str, read: ReadOptions, compression: str = "none"
+    ) -> list[Column]:
         """Make a CSV file queryable as table ``name`` with every cell as text, read as ``read``
         says (delimiter, quote, header, encoding); a cell equal to one of ``read.nulls`` is NULL,
-        and a blank cell is the empty string."""
+        and a blank cell is the empty string. Returns the columns with the types the engine
+        detects over the whole file, blank cells and ``read.null_tokens`` counting as NULL, for
+        integers, floats, ISO dates and timestamps (with or without a UTC offset), else text."""
 
     @abc.abstractmethod
-    def register_query(self, name: str, query: exp.Query) -> None:
-        """Make ``query`` queryable as table ``name`` (a view: it runs when it is read)."""
+    def register_query(self, name: str, query: exp.Query, *, materialize: bool = False) -> None:
+        """Make ``query`` queryable as table ``name``: a view (it runs when it is read), or with
+        ``materialize`` a table of its rows, held by the engine (spilled to disk when large)."""
 
     @abc.abstractmethod
     def inspect(self, query: exp.Query) -> pa.Table:

@@ -4,21 +4,25 @@ Every input becomes a table registered with the engine. Files are read by the en
 lazily, so a 10-million-row Parquet file is scanned once by the measuring query rather than
 loaded into Python first.
 
-A CSV is read in two steps, and neither depends on the rules that will query it:
+A CSV is read in three steps, none of which depends on the rules that will query it:
 
-1. every cell as text, under the :class:`ReadOptions` (delimiter, quote, header, encoding, gzip,
-   null strings), and one inference query over the whole file that picks each column's type;
-2. a view that converts each column to its type, so every query sees the same typed table
-   whatever columns it reads. (DuckDB's own sniffer re-ran per query, and its ``force_not_null``
-   list shifts onto other columns when a query reads only some of them: one blank number cell
-   made ``ColumnCorrelation`` an ``Error`` alone and a pass beside ``AllStatistics``.)
+1. the engine detects the dialect and each column's type once, over the whole file (not a
+   sample), with blank cells and the null tokens counting as NULL;
+2. one check query confirms what detection cannot promise (a date or time column is ISO-8601
+   throughout; declared columns convert), only when there are such columns;
+3. the file is converted once into a table the engine holds, so every query sees the same typed
+   table whatever columns it reads. (As a view over DuckDB's reader, its ``force_not_null`` list
+   shifted onto other columns when a query read only some of them: one blank number cell made
+   ``ColumnCorrelation`` an ``Error`` alone and a pass beside ``AllStatistics``; and each CTE of
+   a profile parsed the file again.)
 
-Inference is conservative, so a column keeps its type from one load to the next: integers
-without leading zeros, then numbers, then ISO-8601 dates, timestamps (with a UTC offset: converted
-to UTC), and ``true``/``false``; anything else is text. ``Yes``/``No`` and ``1/2/21`` stay text. In
-a number or date column the cells ``NA``, ``N/A``, ``NULL`` and ``null`` are NULL like blank
-cells, so a column that is sometimes ``NA`` stays a number column. A blank text cell is the empty
-string, as Glue reads it (DQDL.md §10.3), unless the null strings include it.
+Detection is conservative, so a column keeps its type from one load to the next: integers
+without leading zeros, then numbers, ISO-8601 dates and timestamps (with a UTC offset: converted
+to UTC); anything else is text, ``Yes``/``No``, ``true``/``false`` and ``1/2/21`` included (a
+boolean only when declared). In a number or date column the cells ``NA``, ``N/A``, ``NULL`` and
+``null`` are NULL like blank cells, so a column that is sometimes ``NA`` stays a number column.
+A blank text cell is the empty string, as Glue reads it (DQDL.md §10.3), unless the null
+strings include it.
 """
 
 from __future__ import annotations
@@ -85,6 +89,7 @@ class ReadOptions:
     encoding: str = "utf-8"
     decimal_comma: bool = False
     types: pa.Schema | None = None
+    null_tokens: tuple[str, ...] = NULL_TOKENS  # NULL in number, date and time columns only
 
     def __post_init__(self) -> None:
         for name in ("delimiter", "quote"):
@@ -219,17 +224,17 @@ def register(engine: Engine, name: str, data: Any, read: ReadOptions | None = No
     return Registered(name, tuple(engine.columns(name)))
 
 
-# --- CSV: text first, then one inference query, then a typed view ------------------------------
+# --- CSV: text first, the engine's detection over the whole file, then a typed view -------------
 
 _ISO_DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
-_ISO_TIME = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,9})?)?"
-_NAIVE = _ISO_TIME + "$"
-_OFFSET = _ISO_TIME + r" ?(Z|[+-][0-9]{2}(:?[0-9]{2})?)$"
-# At most 18 digits (a BIGINT), and no leading zero: 007 and 01234 are codes, not numbers.
-_INTEGER = r"^[+-]?(0|[1-9][0-9]{0,17})$"
-_LEADING_ZERO = r"^[+-]?0[0-9]"
-# The probes of the inference query, in the order a column's type is chosen.
-_PROBES = ("present", "integer", "number", "date", "timestamp", "timestamptz", "boolean")
+_ISO_TIME = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,9})?)?)?"
+_T = exp.DataType.Type
+_ISO = {
+    _T.DATE: _ISO_DATE,
+    _T.TIMESTAMP: _ISO_TIME + "$",
+    _T.TIMESTAMPNTZ: _ISO_TIME + "$",
+    _T.TIMESTAMPTZ: _ISO_TIME + r" ?(Z|[+-][0-9]{2}(:?[0-9]{2})?)?$",
+}
 
 _SQL_TYPES: tuple[tuple[Any, str], ...] = (
     (pa.types.is_boolean, "BOOLEAN"),
@@ -262,8 +267,8 @@ def sql_type(dtype: pa.DataType) -> exp.DataType:
 
 def _register_csv(engine: Engine, name: str, path: Path, read: ReadOptions) -> list[Column]:
     text = f"__text_{name}"
-    engine.register_csv_text(text, str(path), read, compression(path))
-    names = [c.name for c in engine.columns(text)]
+    sniffed = engine.register_csv_text(text, str(path), read, compression(path))
+    names = [c.name for c in sniffed]
     declared = {f.name: f.type for f in read.types} if read.types is not None else {}
     unknown = [n for n in declared if n not in names]
     if unknown:
@@ -271,149 +276,127 @@ def _register_csv(engine: Engine, name: str, path: Path, read: ReadOptions) -> l
             f"{path}: the declared types name column(s) the file does not have: {', '.join(unknown)} "
             f"(its columns: {', '.join(names)})"
         )
-    row = engine.inspect(_inference_query(text, names, declared, read)).to_pylist()[0]
-    types: list[exp.DataType] = []
-    for i, column in enumerate(names):
-        if column in declared:
-            if row[f"bad{i}"]:
+    types = [
+        sql_type(declared[c.name]) if c.name in declared else exp.DataType.build(c.type, dialect="duckdb")
+        for c in sniffed
+    ]
+    check = _check_query(text, names, types, declared, read)
+    if check is not None:
+        row = engine.inspect(check).to_pylist()[0]
+        for i, column in enumerate(names):
+            bad = int(row.get(f"bad{i}") or 0)
+            if bad and column in declared:
                 raise ConfigError(
                     f"{path}: column '{column}' is declared {_type_word(declared[column])}, but "
-                    f"{row[f'bad{i}']} value(s) do not convert, e.g. '{row[f'example{i}']}'"
+                    f"{bad} value(s) do not convert, e.g. '{row[f'example{i}']}'"
                 )
-            types.append(sql_type(declared[column]))
-        else:
-            types.append(_choose({probe: int(row[f"{probe}{i}"]) for probe in _PROBES}))
-    engine.register_query(name, _typed_view(text, names, types, read))
+            if bad:
+                types[i] = exp.DataType.build("VARCHAR")  # not ISO-8601 throughout: text
+    blank_text = {f.name for f in read.types or () if (f.metadata or {}).get(b"blank_is_null") == b"true"}
+    # Held as a table: the file is parsed and converted once. A CSV has no columnar layout to
+    # scan lazily; as a view, every CTE of the one measuring query (a profile has one a column)
+    # parsed and converted the file again, and had the engine plan every column's conversion.
+    engine.register_query(name, _typed_view(text, names, types, read, blank_text), materialize=True)
     return engine.columns(name)
+
+
+def _is_text(kind: exp.DataType) -> bool:
+    return kind.is_type(exp.DataType.Type.VARCHAR, exp.DataType.Type.TEXT)
 
 
 def _type_word(dtype: pa.DataType) -> str:
     return sql_type(dtype).sql("duckdb").lower()
 
 
-def _choose(counts: dict[str, int]) -> exp.DataType:
-    """A column's type from the counts of its values that each probe accepts."""
-    present = counts["present"]
-    chosen = "VARCHAR"
-    if not present:
-        chosen = "VARCHAR"  # no value at all: text, as Glue reads an empty column
-    elif counts["integer"] == present:
-        chosen = "BIGINT"
-    elif counts["number"] == present:
-        chosen = "DOUBLE"
-    elif counts["date"] == present:
-        chosen = "DATE"
-    elif counts["timestamp"] == present:
-        chosen = "TIMESTAMP"
-    elif counts["timestamptz"] and counts["timestamp"] + counts["timestamptz"] == present:
-        # offsets are converted to UTC; a cell without one is read as UTC
-        chosen = "TIMESTAMPTZ"
-    elif counts["boolean"] == present:
-        chosen = "BOOLEAN"
-    return exp.DataType.build(chosen)
-
-
 def _cell(column: str) -> exp.Expr:
     return exp.Trim(this=exp.column(column, quoted=True))
 
 
-def _missing(column: str) -> exp.Expr:
-    """The cell is blank or a null token (NULL cells make the CASE fall through to NULL anyway)."""
-    tokens = [exp.Literal.string(""), *(exp.Literal.string(t) for t in NULL_TOKENS)]
-    return exp.In(this=_cell(column), expressions=tokens)
-
-
-def _number_text(column: str, read: ReadOptions) -> exp.Expr:
-    cell = _cell(column)
-    if read.decimal_comma:
-        return exp.func("replace", cell, exp.Literal.string(","), exp.Literal.string("."))
+def _value(column: str, read: ReadOptions) -> exp.Expr:
+    """The cell, trimmed, with blank and null-token cells as NULL. (NULLIF, not ``IN (...)``:
+    DuckDB plans an IN list as a join, and the view is planned again for every CTE reading it.)"""
+    cell: exp.Expr = exp.Nullif(this=_cell(column), expression=exp.Literal.string(""))
+    for token in read.null_tokens:
+        cell = exp.Nullif(this=cell, expression=exp.Literal.string(token))
     return cell
 
 
-def _matches(value: exp.Expr, pattern: str) -> exp.Expr:
-    return exp.RegexpLike(this=value, expression=exp.Literal.string(pattern))
-
-
-def _converts(value: exp.Expr, to: str | exp.DataType) -> exp.Expr:
-    kind = to if isinstance(to, exp.DataType) else exp.DataType.build(to)
-    return exp.Not(this=exp.Is(this=exp.TryCast(this=value, to=kind), expression=exp.Null()))
+def _number_text(column: str, read: ReadOptions) -> exp.Expr:
+    cell = _value(column, read)
+    if read.decimal_comma:
+        return exp.func("replace", cell, exp.Literal.string(","), exp.Literal.string("."))
+    return cell
 
 
 def _count(condition: exp.Expr) -> exp.Expr:
     return exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=condition))
 
 
-def _inference_query(
-    table: str, names: Sequence[str], declared: dict[str, pa.DataType], read: ReadOptions
-) -> exp.Select:
-    """One scan of the text table: per inferred column, how many values each probe accepts; per
-    declared column, how many values do not convert, and one of them."""
+def _check_query(
+    table: str,
+    names: Sequence[str],
+    types: Sequence[exp.DataType],
+    declared: dict[str, pa.DataType],
+    read: ReadOptions,
+) -> exp.Select | None:
+    """One scan of the text table checking what the engine's detection cannot promise: each
+    date or time column the engine detected holds ISO-8601 values only (it reads 1/2/21 as a
+    timestamp), and each declared column's values convert (one of those that do not is shown).
+    None when there is nothing to check."""
     projections: list[exp.Expr] = []
-    for i, column in enumerate(names):
-        value = exp.Not(this=exp.Paren(this=_missing(column)))
-        cell = _cell(column)
+    for i, (column, kind) in enumerate(zip(names, types, strict=True)):
+        value = _value(column, read)
+        present = exp.Not(this=exp.Is(this=value, expression=exp.Null()))
         if column in declared:
-            kind = sql_type(declared[column])
-            converted = _number_text(column, read) if kind.is_type(*exp.DataType.NUMERIC_TYPES) else cell
-            if kind.is_type(exp.DataType.Type.VARCHAR):
-                projections.append(exp.alias_(exp.Literal.number(0), f"bad{i}", quoted=True))
-                projections.append(exp.alias_(exp.Null(), f"example{i}", quoted=True))
+            if _is_text(kind):
                 continue
-            bad = exp.and_(value, exp.Not(this=_converts(converted, kind)))
+            converted = _number_text(column, read) if kind.is_type(*exp.DataType.NUMERIC_TYPES) else value
+            failed = exp.Is(this=exp.TryCast(this=converted, to=kind.copy()), expression=exp.Null())
+            bad = exp.and_(present, failed)
             projections.append(exp.alias_(_count(bad), f"bad{i}", quoted=True))
             example = exp.Filter(
                 this=exp.Min(this=exp.column(column, quoted=True)), expression=exp.Where(this=bad.copy())
             )
             projections.append(exp.alias_(example, f"example{i}", quoted=True))
             continue
-        number = _number_text(column, read)
-        probes: dict[str, exp.Expr] = {
-            "present": value,
-            "integer": exp.and_(value.copy(), _matches(cell.copy(), _INTEGER)),
-            "number": exp.and_(
-                value.copy(),
-                _converts(number, "DOUBLE"),
-                exp.Not(this=_matches(cell.copy(), _LEADING_ZERO)),
-            ),
-            "date": exp.and_(value.copy(), _matches(cell.copy(), _ISO_DATE), _converts(cell.copy(), "DATE")),
-            "timestamp": exp.and_(
-                value.copy(), _matches(cell.copy(), _NAIVE), _converts(cell.copy(), "TIMESTAMP")
-            ),
-            "timestamptz": exp.and_(
-                value.copy(), _matches(cell.copy(), _OFFSET), _converts(cell.copy(), "TIMESTAMPTZ")
-            ),
-            "boolean": exp.and_(
-                value.copy(),
-                exp.In(
-                    this=exp.Lower(this=cell.copy()),
-                    expressions=[exp.Literal.string("true"), exp.Literal.string("false")],
-                ),
-            ),
-        }
-        for probe in _PROBES:
-            projections.append(exp.alias_(_count(probes[probe]), f"{probe}{i}", quoted=True))
+        shape = next((pattern for t, pattern in _ISO.items() if kind.is_type(t)), None)
+        if shape is not None:
+            iso = exp.RegexpLike(this=_cell(column), expression=exp.Literal.string(shape))
+            projections.append(
+                exp.alias_(_count(exp.and_(present, exp.Not(this=iso))), f"bad{i}", quoted=True)
+            )
     if not projections:
-        projections.append(exp.Literal.number(0))
+        return None
     return exp.select(*projections).from_(exp.to_identifier(table, quoted=True))
 
 
 def _typed_view(
-    table: str, names: Sequence[str], types: Sequence[exp.DataType], read: ReadOptions
+    table: str,
+    names: Sequence[str],
+    types: Sequence[exp.DataType],
+    read: ReadOptions,
+    blank_text: set[str] | frozenset[str] = frozenset(),
 ) -> exp.Select:
     """Each column converted to its type: a blank or null-token cell of a typed column is NULL;
-    a text column keeps its blank cells as empty strings (Glue's reading) unless the null strings
-    say otherwise."""
+    a text column keeps its blank cells as empty strings (Glue's reading) unless declared
+    ``blank_is_null: true`` or the null strings say otherwise. Every expression is kept small:
+    the engine binds the whole view again for each query (and each CTE) that reads it."""
     projections: list[exp.Expr] = []
     for column, kind in zip(names, types, strict=True):
         raw = exp.column(column, quoted=True)
-        if kind.is_type(exp.DataType.Type.VARCHAR):
-            value: exp.Expr = raw  # a blank cell is "" as Glue reads it; a null string is NULL
+        value: exp.Expr
+        if _is_text(kind):
+            value = raw  # a blank cell is "" as Glue reads it; a null string is NULL
+            if column in blank_text:
+                blank = exp.EQ(this=_cell(column), expression=exp.Literal.string(""))
+                value = exp.Case(ifs=[exp.If(this=blank, true=exp.Null())], default=raw.copy())
         else:
-            text = _number_text(column, read) if kind.is_type(*exp.DataType.NUMERIC_TYPES) else _cell(column)
-            value = exp.Case(
-                ifs=[exp.If(this=_missing(column), true=exp.Null())],
-                default=exp.Cast(this=text, to=kind.copy()),
+            converted = (
+                _number_text(column, read)
+                if kind.is_type(*exp.DataType.NUMERIC_TYPES)
+                else _value(column, read)
             )
+            value = exp.Cast(this=converted, to=kind.copy())
         projections.append(exp.alias_(value, column, quoted=True))
     if not projections:
         projections.append(exp.alias_(exp.Null(), PLACEHOLDER, quoted=True))
