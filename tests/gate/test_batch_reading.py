@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 from datetime import datetime
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from assay.errors import ConfigError
 from assay.gate import batch as batches
 from assay.gate.schema import load_schema, schema_text
 from assay.lake.readers import ReadOptions
+from gate.conftest import HEADER, RULES, Bench
 
 
 @pytest.fixture
@@ -95,3 +97,30 @@ def test_inference_keeps_ambiguous_dates_and_yes_no_as_text(engine: DuckDBEngine
 def test_a_remote_batch_is_not_supported_yet(engine: DuckDBEngine) -> None:
     with pytest.raises(ConfigError, match=r"remote paths \(s3://\) are not supported yet"):
         batches.read(engine, Path("s3://bucket/b.csv"), None)
+
+
+def test_the_gate_reads_a_gzipped_semicolon_batch_with_null_strings(bench: Bench) -> None:
+    rows = [HEADER.replace(",", ";"), "B1;A1;2024-01-31;ACTIVE;100;100;0", "B1;A2;2024-01-31;NULL;50;50;0"]
+    path = bench.root / "b1.csv.gz"
+    path.write_bytes(gzip.compress(("\n".join(rows) + "\n").encode()))
+    result = bench.gate(path, read=ReadOptions(delimiter=";", nulls=("NULL",)))
+    assert result.summary.total == 2 and result.summary.quarantined == 0
+    # the NULL status is missing, so the domain rule (a warning) does not pass it
+    assert result.summary.warned == 1
+
+
+def test_gate_command_takes_the_reading_options(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from assay.cli import app
+
+    rules = tmp_path / "rules.csv"
+    rules.write_text(RULES)
+    batch = tmp_path / "b.csv"
+    batch.write_text(HEADER.replace(",", "|") + "\nB1|A1|2024-01-31|ACTIVE|100|100|0\n")
+    args = ["gate", str(batch), "--rules", str(rules), "--contributor", "B1", "--contributor-type", "bank"]
+    args += ["--workspace", str(tmp_path / "ws"), "--delimiter", "|", "--json"]
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 0, done.output
+    summary = json.loads(done.output)
+    assert (summary["total"], summary["passed"], summary["parse_errors"]) == (1, 1, 0)

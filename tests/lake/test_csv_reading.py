@@ -195,3 +195,17 @@ def test_an_empty_file_says_it_is_empty_and_a_header_only_file_has_no_rows(tmp_p
     header.write_text("id,amount\n")
     result = evaluate('Rules = [ RowCount = 0, ColumnExists "amount" ]', header)
     assert [r.outcome for r in result.rules] == ["Passed", "Passed"]
+
+
+def test_a_header_only_csv_is_a_zero_row_profile_and_a_0_byte_one_is_refused(tmp_path: Path) -> None:
+    from datetime import date
+
+    from assay.monitor import profile
+
+    header = tmp_path / "header.csv"
+    header.write_text("id,amount\n")
+    assert profile(header, dataset="d", load_date=date(2024, 1, 1)).profile.rows == 0
+    empty = tmp_path / "empty.csv"
+    empty.write_bytes(b"")
+    with pytest.raises(ConfigError, match=r"empty\.csv: the file is empty \(0 bytes\)"):
+        profile(empty, dataset="d", load_date=date(2024, 1, 1))

@@ -204,7 +204,8 @@ def register(engine: Engine, name: str, data: Any, read: ReadOptions | None = No
             raise ConfigError(f"{path}: permission denied")
         fmt = file_format(path)
         if path.stat().st_size == 0:
-            raise ConfigError(f"{path}: the file is empty (0 bytes); a CSV needs at least its header line")
+            needs = "at least its header line" if fmt == "csv" else f"a {fmt} document"
+            raise ConfigError(f"{path}: the file is empty (0 bytes); a {fmt} file needs {needs}")
         try:
             if fmt == "csv":
                 columns = _register_csv(engine, name, path, read)
