@@ -209,3 +209,17 @@ def test_a_header_only_csv_is_a_zero_row_profile_and_a_0_byte_one_is_refused(tmp
     empty.write_bytes(b"")
     with pytest.raises(ConfigError, match=r"empty\.csv: the file is empty \(0 bytes\)"):
         profile(empty, dataset="d", load_date=date(2024, 1, 1))
+
+
+def test_a_row_beyond_the_detection_sample_that_does_not_fit_is_never_typed_by_a_guess(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "late.csv"
+    rows = [f"{i},{i},{i}" for i in range(30_000)]
+    rows.append("30000,1.5,late text")
+    path.write_text("id,amount,code\n" + "\n".join(rows) + "\n")
+    assert _types(path) == {"id": "BIGINT", "amount": "DOUBLE", "code": "VARCHAR"}
+    result = evaluate(
+        'Rules = [ Sum "amount" = 449985001.5, ColumnValues "code" = "late text" with threshold > 0 ]', path
+    )
+    assert [r.outcome for r in result.rules] == ["Passed", "Passed"]

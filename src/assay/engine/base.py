@@ -91,13 +91,14 @@ class Engine(abc.ABC):
 
     @abc.abstractmethod
     def register_csv_text(
-        self, name: str, path: str, read: ReadOptions, compression: str = "none"
+        self, name: str, path: str, read: ReadOptions, compression: str = "none", *, whole_file: bool = False
     ) -> list[Column]:
         """Make a CSV file queryable as table ``name`` with every cell as text, read as ``read``
         says (delimiter, quote, header, encoding); a cell equal to one of ``read.nulls`` is NULL,
         and a blank cell is the empty string. Returns the columns with the types the engine
-        detects over the whole file, blank cells and ``read.null_tokens`` counting as NULL, for
-        integers, floats, ISO dates and timestamps (with or without a UTC offset), else text."""
+        detects from a sample of rows (``whole_file``: from every row), blank cells and
+        ``read.null_tokens`` counting as NULL, for integers, floats, ISO dates and timestamps
+        (with or without a UTC offset), else text."""
 
     @abc.abstractmethod
     def register_query(self, name: str, query: exp.Query, *, materialize: bool = False) -> None:

@@ -126,6 +126,7 @@ class DuckDBEngine(Engine):
             config["memory_limit"] = memory_limit
         self.con = duckdb.connect(config=config)
         self.con.execute("SET TimeZone = 'UTC'")
+        self.con.execute("SET enable_progress_bar = false")  # a long CSV read must not draw on the terminal
         self._lock = threading.Lock()
         self._keep: list[object] = []
         self._rejects = 0
@@ -154,16 +155,15 @@ class DuckDBEngine(Engine):
             raise EngineError(_one_line(error)) from None
 
     def register_csv_text(
-        self, name: str, path: str, read: ReadOptions, compression: str = "none"
+        self, name: str, path: str, read: ReadOptions, compression: str = "none", *, whole_file: bool = False
     ) -> list[Column]:
-        # One detection over the whole file (sample_size=-1: a column's type never depends on
-        # which rows a sample held) gives the dialect and the types; the view then reads the
-        # file with the dialect fixed, so that no query detects again (a view over read_csv
-        # with detection on detected on every query: 0.3 s each on a 100-column file, times a
-        # CTE per column in a profile).
+        # One detection (of a sample, or with ``whole_file`` of every row) gives the dialect and
+        # the types; the view then reads the file with the dialect fixed, so that no query
+        # detects again (a view over read_csv with detection on detected on every query: 0.3 s
+        # each on a 100-column file, times a CTE per column in a profile).
         nulls = [exp.Literal.string(v) for v in ("", *read.null_tokens, *read.nulls)]
         typing: dict[str, exp.Expr | str] = {
-            "sample_size": exp.Literal.number(-1),
+            "sample_size": exp.Literal.number(-1 if whole_file else 20_480),
             "nullstr": exp.Array(expressions=nulls),
             "dateformat": "%Y-%m-%d",  # ISO only: 1/2/21 is 1 February or 2 January
             # no BOOLEAN: the engine reads Yes/No as booleans; they stay text
