@@ -76,6 +76,8 @@ class ReadOptions:
     - ``types``: declared column types (a schema in the gate's format, see ``--schema``); a column
       it names is converted to that type, and a cell that does not convert is refused with its
       column and value; the other columns are inferred.
+    - ``null_tokens``: cells read as NULL in number, date and time columns only (``NA``, ``N/A``,
+      ``NULL``, ``null``), so that a column that is sometimes ``NA`` keeps its type.
 
     Compression (gzip, zstd) is detected from the file's first bytes, whatever its name.
 
