@@ -181,8 +181,8 @@ def looks_temporal(values: Sequence[str]) -> bool:
     return bool(values) and all(_TEMPORAL.fullmatch(v) for v in values)
 
 
-# The characters a blank value consists of (str.isspace's common ones, no-break space included).
-WHITESPACE = " \t\n\r\x0b\x0c\u00a0"
+# A blank value: only whitespace (str.isspace's common characters, no-break space included).
+BLANK = r"^[\s\x0b\x{00A0}]*$"
 
 
 def _q(name: str) -> exp.Column:
@@ -219,18 +219,17 @@ def profile_query(
     projections: list[exp.Expr] = [exp.alias_(exp.Count(this=exp.Star()), "rows", quoted=True)]
     ctes: list[exp.CTE] = []
     varchar = exp.DataType.build("VARCHAR")
-    whitespace = exp.Literal.string(WHITESPACE)
     for i, column in enumerate(columns):
         c = _q(column.name)
         text = column.kind is DataKind.STRING
         projections.append(exp.alias_(exp.Count(this=c.copy()), f"present{i}", quoted=True))
-        if text:
-            blank = exp.EQ(
-                this=exp.Trim(this=c.copy(), expression=whitespace.copy()), expression=exp.Literal.string("")
-            )
+        if text and column.name not in counted_names:
+            # A counted column's blanks are summed from its value counts instead: trimming each
+            # of a few distinct values, not every row (trimming six text columns of a million
+            # rows doubled the profile's time).
             projections.append(
                 exp.alias_(
-                    exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=blank)),
+                    exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=_blank(c))),
                     f"blank{i}",
                     quoted=True,
                 )
@@ -279,6 +278,9 @@ def profile_query(
                 exp.alias_(exp.Subquery(this=top), "__top", table=True)
             )
             projections.append(exp.alias_(exp.Subquery(this=listed), f"values{i}", quoted=True))
+            if text:
+                blanks = exp.select(_blank_sum()).from_(source.copy())
+                projections.append(exp.alias_(exp.Subquery(this=blanks), f"blank{i}", quoted=True))
         else:
             projections.append(exp.alias_(exp.ApproxDistinct(this=c.copy()), f"distinct{i}", quoted=True))
         if column.kind.numeric or column.kind.temporal:
@@ -289,7 +291,7 @@ def profile_query(
         summary = exp.to_identifier("__summary", quoted=True)
         entry = exp.Struct(
             expressions=[
-                exp.PropertyEQ(this=exp.to_identifier(k), expression=_q(k)) for k in ("i", "d", "top")
+                exp.PropertyEQ(this=exp.to_identifier(k), expression=_q(k)) for k in ("i", "d", "top", "b")
             ]
         )
         listed_all = exp.select(exp.ArrayAgg(this=entry)).from_(summary)
@@ -301,6 +303,18 @@ def profile_query(
     if ctes:
         query.set("with_", exp.With(expressions=ctes))
     return query
+
+
+def _blank(value: exp.Expr) -> exp.Expr:
+    """``value`` is empty or whitespace-only. (A regular expression: trimming a character set off
+    every value costs three times as much on a million ids.)"""
+    return exp.RegexpLike(this=value, expression=exp.Literal.string(BLANK))
+
+
+def _blank_sum() -> exp.Expr:
+    """The rows of a value-count table whose value is blank (0 when none is)."""
+    summed = exp.Filter(this=exp.Sum(this=_q("n")), expression=exp.Where(this=_blank(_q("v"))))
+    return exp.Coalesce(this=summed, expressions=[exp.Literal.number(0)])
 
 
 def _long_counts(
@@ -347,6 +361,7 @@ def _long_counts(
             _q("i"),
             exp.alias_(exp.Count(this=exp.Star()), "d", quoted=True),
             exp.alias_(top, "top", quoted=True),
+            exp.alias_(_blank_sum(), "b", quoted=True),
         ],
         from_=exp.From(this=exp.Table(this=exp.to_identifier("__counts", quoted=True))),
         group=exp.Group(expressions=[exp.Literal.number(1)]),
@@ -387,6 +402,8 @@ def profile(
         for item in row.pop("counted") or []:
             row[f"distinct{item['i']}"] = item["d"]
             row[f"values{item['i']}"] = item["top"]
+            if columns[item["i"]].kind is DataKind.STRING:
+                row[f"blank{item['i']}"] = item["b"]
     rows = int(row["rows"])
     result = LoadProfile(rows)
     for i, column in enumerate(columns):
