@@ -12,6 +12,10 @@ the demo's files. In a console block:
 - the output shown under a command is checked loosely: every word of each line must be in what
   the command printed, in any order; ``…`` (or ``...``) elides, and a word holding it is not checked.
 
+A block of any other language whose fence names a file (```` ```csv scores.csv ````) writes that
+file in the document's current folder, for the examples after it (docs/reading.md's sample files),
+in UTF-8 or in the encoding the fence names (```` ```csv prices.csv encoding=latin-1 ````).
+
 A python block is run with ``python -c`` in the document's current folder and must exit 0.
 
 A block that cannot run as written (an install step, an illustrative fragment) is marked by the
@@ -34,7 +38,8 @@ from _demo_workspace import cli_env, copy
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+FENCE = re.compile(r"^```(\w*)([^\n]*)\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+FILE_NAME = re.compile(r"^([\w.-]+)(?:\s+encoding=([\w-]+))?$")
 NOT_RUN = re.compile(r"<!--\s*not-run:\s*(.*?)\s*-->\s*$")
 EXITS = re.compile(r"\s+#\s*exits\s+(\d+)\b.*$")
 MOST_NOT_RUN = 3
@@ -57,13 +62,18 @@ def blocks(document: Path) -> list[Block]:
     text = document.read_text()
     found = []
     for match in FENCE.finditer(text):
-        language = match.group(1)
+        language, name = match.group(1), match.group(2).strip()
         if language not in ("console", "python"):
+            named = FILE_NAME.match(name)
+            if named:
+                line = text[: match.start()].count("\n") + 1
+                kind = f"file:{named.group(1)}:{named.group(2) or 'utf-8'}"
+                found.append(Block(document, line, kind, match.group(3), None))
             continue
         before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
         marked = NOT_RUN.search(before)
         line = text[: match.start()].count("\n") + 1
-        found.append(Block(document, line, language, match.group(2), marked.group(1) if marked else None))
+        found.append(Block(document, line, language, match.group(3), marked.group(1) if marked else None))
     return found
 
 
@@ -159,6 +169,10 @@ def test_documented_examples_run_as_written(document: Path, tmp_path: Path) -> N
     copy(tmp_path / "assay-demo")
     folder = tmp_path
     for block in runnable:
+        if block.language.startswith("file:"):
+            _, name, encoding = block.language.split(":")
+            (folder / name).write_bytes(block.text.encode(encoding))
+            continue
         if block.language == "python":
             run_python(block, folder)
             continue
@@ -179,9 +193,10 @@ def test_the_parser_reads_markers_exit_codes_and_output(tmp_path: Path) -> None:
     doc.write_text(
         "<!-- not-run: installs packages -->\n```console\npip install assay\n```\n\n"
         "```console\n$ assay dqdl validate a.dqdl \\\n    --json   # exits 2\nerror: a.dqdl: no such\n```\n"
-        "```python\nprint(1)\n```\n```csv\na,b\n```\n"
+        "```python\nprint(1)\n```\n```csv\na,b\n```\n```csv data.csv\na,b\n```\n"
     )
-    first, second, third = blocks(doc)
+    first, second, third, fourth = blocks(doc)
+    assert (fourth.language, fourth.text) == ("file:data.csv:utf-8", "a,b\n")
     assert first.not_run == "installs packages" and second.not_run is None and third.language == "python"
     (step,) = steps(second)
     assert (step.command, step.exits, step.shown) == (

@@ -169,7 +169,7 @@ def print_profile(console: Console, result: ProfileResult) -> None:
     table = Table(
         header_style="bold", title=f"{result.dataset} {result.load_date}: {result.profile.rows} rows"
     )
-    for name in ("column", "type", "nulls", "distinct", "min", "max", "top values"):
+    for name in ("column", "type", "nulls", "blanks", "distinct", "min", "max", "top values"):
         table.add_column(name, overflow="fold")
     for c in result.profile.columns:
         top = ", ".join(f"{escape(v)} {share:.0%}" for v, _, share in c.top(3))
@@ -178,6 +178,7 @@ def print_profile(console: Console, result: ProfileResult) -> None:
             escape(c.name),
             escape(c.type),
             f"{c.nulls} ({c.null_rate:.1%})",
+            str(c.blanks) if c.kind == "string" else "",  # text columns only
             distinct,
             "" if c.minimum is None else escape(str(c.minimum)),
             "" if c.maximum is None else escape(str(c.maximum)),

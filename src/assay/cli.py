@@ -42,6 +42,79 @@ ByOption = Annotated[
     str | None, typer.Option(help="Who decides.", envvar="ASSAY_USER", show_default="the login name")
 ]
 
+# How input files are read (docs/reading.md), spelled once for dqdl run, profile and gate.
+_READING = "Reading input files"
+NullValueOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--null-value",
+        help="A cell value read as NULL in every column, e.g. NA or NULL (repeatable).",
+        show_default="NA, N/A, NULL and null in number and date columns",
+        rich_help_panel=_READING,
+    ),
+]
+DelimiterOption = Annotated[
+    str | None,
+    typer.Option(help="The CSV delimiter, one character.", show_default="detected", rich_help_panel=_READING),
+]
+QuoteOption = Annotated[
+    str | None,
+    typer.Option(help="The CSV quote character.", show_default="detected", rich_help_panel=_READING),
+]
+NoHeaderOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-header",
+        help="The CSV's first line is data; columns are named column0, column1, ...",
+        rich_help_panel=_READING,
+    ),
+]
+EncodingOption = Annotated[
+    str, typer.Option(help="The CSV's encoding, e.g. latin-1 or utf-16.", rich_help_panel=_READING)
+]
+DecimalCommaOption = Annotated[
+    bool,
+    typer.Option("--decimal-comma", help="Numbers are written 3,14 (not 3.14).", rich_help_panel=_READING),
+]
+TypesOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--schema",
+        help="Declared column types: a schema file in the gate's format (YAML).",
+        show_default="types inferred from the file",
+        rich_help_panel=_READING,
+    ),
+]
+
+
+def _read_options(
+    null_value: list[str] | None,
+    delimiter: str | None,
+    quote: str | None,
+    no_header: bool,
+    encoding: str,
+    decimal_comma: bool,
+    schema: Path | None = None,
+) -> Any:
+    """The reading options as one ReadOptions value (imported late: ``--help`` stays fast)."""
+    from assay.lake.readers import ReadOptions
+
+    types = None
+    if schema is not None:
+        from assay.gate.schema import load_schema
+
+        types = load_schema(schema)
+    return ReadOptions(
+        nulls=tuple(null_value or ()),
+        delimiter=delimiter,
+        quote=quote,
+        header=not no_header,
+        encoding=encoding,
+        decimal_comma=decimal_comma,
+        types=types,
+    )
+
+
 app = typer.Typer(
     name="assay",
     help="Data quality for tables that arrive in loads: DQDL rules on DuckDB.",
@@ -193,6 +266,13 @@ def dqdl_run(
             show_default="never",
         ),
     ] = None,
+    null_value: NullValueOption = None,
+    delimiter: DelimiterOption = None,
+    quote: QuoteOption = None,
+    no_header: NoHeaderOption = False,
+    encoding: EncodingOption = "utf-8",
+    decimal_comma: DecimalCommaOption = False,
+    schema: TypesOption = None,
 ) -> None:
     """Evaluate the ruleset in FILE on a dataset and report each rule's outcome."""
     from assay._render import print_outcomes, progress
@@ -203,6 +283,7 @@ def dqdl_run(
     if fail_on not in (None, "failed", "error"):
         raise ConfigError("--fail-on must be 'failed' or 'error'")
     references = _references(ref or [])
+    read = _read_options(null_value, delimiter, quote, no_header, encoding, decimal_comma, schema)
     space = Workspace(workspace)
     metric_store = None
     if dataset:
@@ -224,6 +305,7 @@ def dqdl_run(
                 row_level=row_level is not None,
                 workspace=space.root,
                 source=str(file),
+                read=read,
             )
     finally:
         if metric_store is not None:
@@ -348,6 +430,12 @@ def gate(
         ),
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
+    null_value: NullValueOption = None,
+    delimiter: DelimiterOption = None,
+    quote: QuoteOption = None,
+    no_header: NoHeaderOption = False,
+    encoding: EncodingOption = "utf-8",
+    decimal_comma: DecimalCommaOption = False,
 ) -> None:
     """Validate a contributor's batch against its own past, quarantine what fails, commit the rest."""
     from assay._render import print_gate, progress
@@ -374,6 +462,7 @@ def gate(
         order=chosen.order,
         contributor_column=chosen.contributor_column,
         schema=chosen.schema,
+        read=_read_options(null_value, delimiter, quote, no_header, encoding, decimal_comma),
     )
     with (
         MetricStore.open(store_url(store), workspace=space.root) as metric_store,
@@ -487,6 +576,13 @@ def profile_command(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the profile and its alerts as JSON.")
     ] = False,
+    null_value: NullValueOption = None,
+    delimiter: DelimiterOption = None,
+    quote: QuoteOption = None,
+    no_header: NoHeaderOption = False,
+    encoding: EncodingOption = "utf-8",
+    decimal_comma: DecimalCommaOption = False,
+    schema: TypesOption = None,
 ) -> None:
     """Profile every column of a load in one scan, keep the profile, and judge it against earlier loads."""
     from assay._render import print_profile, progress
@@ -496,6 +592,7 @@ def profile_command(
     if fail_on not in (None, "hard", "soft"):
         raise ConfigError("--fail-on must be 'hard' or 'soft'")
     day = _day(load_date, "--load-date")
+    read = _read_options(null_value, delimiter, quote, no_header, encoding, decimal_comma, schema)
     space = Workspace(workspace)
     space.ensure()
     with (
@@ -510,6 +607,7 @@ def profile_command(
             workspace=space.root,
             window=window,
             config=lambda: _dataset_config(space, dataset, config),  # read inside the run, recorded
+            read=read,
         )
     if alerts is not None:
         text = json.dumps([a.to_dict() for a in result.alerts], indent=2, allow_nan=False) + "\n"

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay.engine import DuckDBEngine
 from assay.judge.result import AnalyzerOutcome, EvaluationResult, RuleOutcome
+from assay.lake.readers import ReadOptions
 from assay.lang.dqdl import DQDLSyntaxError, DQDLWarning, parse_text, rule_text, ruleset_text
 from assay.lang.dqdl.ast import Ruleset
 
@@ -61,6 +62,7 @@ def evaluate(
     row_level: bool = False,
     threads: int | None = None,
     workspace: str | None = None,
+    read: ReadOptions | None = None,
 ) -> EvaluationResult:
     """Evaluate ``ruleset`` (a parsed :class:`Ruleset` or DQDL text) on ``data``.
 
@@ -71,9 +73,10 @@ def evaluate(
     clock for date and freshness rules. ``composite_mode`` is ``column`` (Glue's default) or
     ``row``; ``filtered_rows`` says how rows excluded by a where clause appear in row-level
     results (``passed`` or ``skipped``); ``row_level=True`` fills ``result.row_level``.
-    ``threads`` caps the engine's threads (default: one per core). A recorded evaluation is a
-    run (:mod:`assay.platform.run`): ``result.run_id`` names it, and its summary is written to
-    ``<workspace>/runs/<run_id>.json``.
+    ``threads`` caps the engine's threads (default: one per core). ``read`` says how files are
+    read (null strings, delimiter, declared types: :class:`assay.lake.readers.ReadOptions`). A
+    recorded evaluation is a run (:mod:`assay.platform.run`): ``result.run_id`` names it, and its
+    summary is written to ``<workspace>/runs/<run_id>.json``.
     """
     from assay.platform.flows import evaluate as run_evaluation
 
@@ -92,4 +95,5 @@ def evaluate(
         row_level=row_level,
         workspace=workspace,
         engine_factory=(lambda: DuckDBEngine(threads=threads)) if threads else None,
+        read=read,
     )

@@ -35,7 +35,7 @@ from assay.errors import ConfigError
 from assay.gate.config import GateConfig
 from assay.judge import anomaly, drift
 from assay.lake.checksum import digest
-from assay.lake.readers import register
+from assay.lake.readers import ReadOptions, register
 from assay.measure.profile import ColumnProfile, LoadProfile, exact_columns
 from assay.measure.profile import profile as measure
 from assay.store import MetricKey
@@ -252,6 +252,7 @@ def _column_dict(c: ColumnProfile) -> dict[str, Any]:
         "type": c.type,
         "nulls": c.nulls,
         "null_rate": c.null_rate,
+        "blanks": c.blanks,
         "distinct": c.distinct,
         "distinct_exact": c.distinct_exact,
         "min": None if c.minimum is None else str(c.minimum),
@@ -270,6 +271,7 @@ def profile(
     config: DatasetConfig | None = None,
     engine: Engine | None = None,
     run: Run | None = None,
+    read: ReadOptions | None = None,
 ) -> ProfileResult:
     """Profile one load of ``dataset`` in one query, store it (replacing an earlier profile of the
     same date), and judge it against the window of earlier loads. Without a store, only measure.
@@ -285,7 +287,7 @@ def profile(
     own = engine is None
     try:
         engine = engine or DuckDBEngine()
-        table = register(engine, "__load", data)
+        table = register(engine, "__load", data, read)
         # A column profiled as categorical before stays so, if today's load is not mostly new
         # values: a small load must not hide a new value because it has few rows per value.
         sticky = (

@@ -10,10 +10,13 @@ from __future__ import annotations
 import abc
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import pyarrow as pa
 from sqlglot import exp
+
+if TYPE_CHECKING:
+    from assay.lake.readers import ReadOptions
 
 
 class DataKind(StrEnum):
@@ -80,14 +83,39 @@ class Engine(abc.ABC):
         """Make Arrow data queryable as table ``name``."""
 
     @abc.abstractmethod
-    def register_file(self, name: str, path: str | list[str], fmt: str) -> None:
-        """Make a CSV, Parquet or JSON-lines file queryable as table ``name`` without loading it;
-        a list of paths makes one table of several files of one format and schema."""
+    def register_file(self, name: str, path: str | list[str], fmt: str, compression: str = "none") -> None:
+        """Make a Parquet, JSON (an array of objects, or one object a line: ``json``) or
+        JSON-lines (``jsonl``) file queryable as table ``name`` without loading it; a list of
+        paths makes one table of several files of one format and schema. (A CSV is registered by
+        :func:`assay.lake.readers.register`, through :meth:`register_csv_text`.)"""
 
     @abc.abstractmethod
-    def read_csv_text(self, path: str) -> tuple[pa.Table, list[Reject]]:
-        """Every record of a CSV file (with a header) as text, in file order, and the lines that
-        could not be split into the header's columns."""
+    def register_csv_text(
+        self, name: str, path: str, read: ReadOptions, compression: str = "none", *, whole_file: bool = False
+    ) -> list[Column]:
+        """Make a CSV file queryable as table ``name`` with every cell as text, read as ``read``
+        says (delimiter, quote, header, encoding); a cell equal to one of ``read.nulls`` is NULL,
+        and a blank cell is the empty string. Returns the columns with the types the engine
+        detects from a sample of rows (``whole_file``: from every row), blank cells and
+        ``read.null_tokens`` counting as NULL, for integers, floats, ISO dates and timestamps
+        (with or without a UTC offset), else text."""
+
+    @abc.abstractmethod
+    def register_query(self, name: str, query: exp.Query, *, materialize: bool = False) -> None:
+        """Make ``query`` queryable as table ``name``: a view (it runs when it is read), or with
+        ``materialize`` a table of its rows, held by the engine (spilled to disk when large)."""
+
+    @abc.abstractmethod
+    def inspect(self, query: exp.Query) -> pa.Table:
+        """Run a query that reads an input to register it (type inference), not a measuring
+        query: it is not counted in ``queries``. Raises EngineError."""
+
+    @abc.abstractmethod
+    def read_csv_text(
+        self, path: str, read: ReadOptions | None = None, compression: str = "none"
+    ) -> tuple[pa.Table, list[Reject]]:
+        """Every record of a CSV file as text (as :meth:`register_csv_text` reads it), in file
+        order, and the lines that could not be split into the header's columns."""
 
     @abc.abstractmethod
     def columns(self, name: str) -> list[Column]:

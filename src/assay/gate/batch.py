@@ -4,7 +4,8 @@ The file is read as text first (so a bad cell cannot make the reader guess anoth
 each cell is converted to its column's type. A line that does not split into the header's
 columns, or a cell that does not convert (text in a number, an impossible date), makes that row
 a parse error, with its raw text kept for the quarantine file; the rest of the batch proceeds.
-An empty cell is NULL, whatever the column's type: in a contributor file it means "absent".
+An empty (or whitespace-only) cell is NULL, whatever the column's type: in a contributor file it
+means "absent"; a text column whose schema entry says ``blank_is_null: false`` keeps it as written.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from sqlglot import exp
 
 from assay.engine import Engine, EngineError
 from assay.errors import ConfigError
-from assay.gate.schema import sql_type, type_name
+from assay.gate.schema import BLANK_IS_NULL, sql_type, type_name
 from assay.lake.checksum import digest
+from assay.lake.readers import ReadOptions, check_local, compression, file_format
 
 ROW = "__row"  # the record's position in the file, 0-based; it orders everything downstream
 BAD = "__bad"
@@ -29,6 +31,11 @@ BAD = "__bad"
 # Inference tries these in order; the first that (nearly) every non-empty cell converts to wins.
 INFERENCE = ("bigint", "decimal", "double", "date", "timestamp", "boolean")
 INFERENCE_SHARE = 0.99
+_SHAPES = {
+    "DATE": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+    "TIMESTAMP": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}",
+    "BOOLEAN": r"(?i)^(true|false)$",
+}
 
 
 @dataclass(frozen=True)
@@ -56,31 +63,84 @@ class Batch:
         return int(self.text.num_rows) + sum(1 for e in self.errors if e.row is None)
 
 
-def read(engine: Engine, path: Path, schema: pa.Schema | None) -> Batch:
-    """Read a CSV or Parquet batch against ``schema`` (None: infer it from this batch)."""
+def read(engine: Engine, path: Path, schema: pa.Schema | None, options: ReadOptions | None = None) -> Batch:
+    """Read a CSV or Parquet batch against ``schema`` (None: infer it from this batch), the CSV
+    as ``options`` say (null strings, delimiter, quote, header, encoding, gzip, decimal comma)."""
+    options = options or ReadOptions()
+    path = check_local(path)
     if not path.exists():
         raise ConfigError(f"{path}: no such batch file")
     if path.is_dir():
         raise ConfigError(f"{path}: is a folder, not a batch file")
-    suffix = path.suffix.lower()
-    if suffix == ".parquet":
+    try:
+        fmt = file_format(path)
+    except ConfigError:
+        fmt = ""
+    if fmt == "parquet":
         text, rejects = _parquet_text(path), []
-    elif suffix in (".csv", ".txt"):
+    elif fmt == "csv":
         if path.stat().st_size == 0:
             raise ConfigError(f"{path}: the file is empty; a batch needs at least its header line")
         try:
-            text, rejects_found = engine.read_csv_text(str(path))
+            text, rejects_found = engine.read_csv_text(str(path), options, compression(path))
         except EngineError as error:
             raise ConfigError(f"{path}: cannot read the CSV: {error.message}") from None
         rejects = [ParseError(None, r.line, f"line {r.line}: {r.reason}", r.text) for r in rejects_found]
+        text = _blanks_as_null(text, schema)
     else:
-        raise ConfigError(f"{path}: a batch is a .csv or .parquet file")
+        raise ConfigError(f"{path}: a batch is a .csv (or .csv.gz) or .parquet file")
     _check_header(path, text.column_names, schema)
+    if options.decimal_comma:
+        text = _decimal_points(text, schema)
     if schema is None:
         schema = infer(engine, text)
     text = text.append_column(ROW, pa.array(range(text.num_rows), pa.int64()))
     typed, errors = _convert(engine, text, schema, _lines(text.num_rows, rejects))
     return Batch(path, digest(path), schema, text, typed, rejects + errors)
+
+
+def blank_is_null(field: pa.Field) -> bool:
+    """Whether a blank cell of ``field`` is missing (NULL): always for a typed column; for a text
+    column unless its schema entry says ``blank_is_null: false`` (in a contributor file a blank
+    cell means "absent", so that is the default)."""
+    if type_name(field.type) != "string":
+        return True
+    metadata: dict[bytes, bytes] = field.metadata or {}
+    return metadata.get(BLANK_IS_NULL, b"true") != b"false"
+
+
+def _blanks_as_null(text: pa.Table, schema: pa.Schema | None) -> pa.Table:
+    """Blank (empty or whitespace-only) cells as NULL, except in text columns declared
+    ``blank_is_null: false``, which keep them as they were written."""
+    fields = {f.name: f for f in schema} if schema is not None else {}
+    columns = []
+    for name, column in zip(text.column_names, text.columns, strict=True):
+        field = fields.get(name)
+        if field is None or blank_is_null(field):
+            blank = pc.equal(pc.utf8_trim_whitespace(column), "")
+            column = pc.if_else(blank, pa.scalar(None, pa.string()), column)
+        columns.append(column)
+    return pa.Table.from_arrays(columns, names=text.column_names)
+
+
+def _decimal_points(text: pa.Table, schema: pa.Schema | None) -> pa.Table:
+    """Numbers written with a decimal comma (``3,14``) with a decimal point: in the columns the
+    schema types as numbers; without a schema, in the columns whose every cell is such a number
+    (a text column keeps its commas)."""
+    fields = {f.name: f for f in schema} if schema is not None else {}
+    columns = []
+    for name, column in zip(text.column_names, text.columns, strict=True):
+        comma = pc.match_substring_regex(column, r"^\s*[+-]?[0-9]*,[0-9]+\s*$")
+        field = fields.get(name)
+        if field is None:
+            number = pc.match_substring_regex(column, r"^\s*[+-]?[0-9]+(,[0-9]+)?\s*$")
+            numeric = pc.all(number).as_py() is not False and pc.any(comma).as_py() is True
+        else:
+            numeric = type_name(field.type) in ("bigint", "int", "double") or pa.types.is_decimal(field.type)
+        if numeric:
+            column = pc.if_else(comma, pc.replace_substring(column, ",", "."), column)
+        columns.append(column)
+    return pa.Table.from_arrays(columns, names=text.column_names)
 
 
 def _parquet_text(path: Path) -> pa.Table:
@@ -128,6 +188,11 @@ def _cast(name: str, dtype: pa.DataType) -> exp.Expr:
         return text
     trimmed = exp.Trim(this=text)
     converted = exp.TryCast(this=trimmed.copy(), to=sql_type(dtype))
+    if pa.types.is_timestamp(dtype) and not dtype.tz:
+        # A cell with a UTC offset is that instant in UTC (the engine's session is UTC); a plain
+        # cast to TIMESTAMP would drop the offset and keep the wall-clock time.
+        instant = exp.TryCast(this=trimmed.copy(), to=exp.DataType.build("TIMESTAMPTZ"))
+        return exp.Cast(this=instant, to=exp.DataType.build("TIMESTAMP"))
     if pa.types.is_integer(dtype):
         shape = r"^[+-]?[0-9]+$"
     elif pa.types.is_decimal(dtype):
@@ -213,11 +278,16 @@ def infer(engine: Engine, text: pa.Table) -> pa.Schema:
         integer = exp.RegexpLike(this=cell.copy(), expression=exp.Literal.string(r"^[+-]?[0-9]{1,18}$"))
         probes.append(exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=integer)))
         for kind in ("DOUBLE", "DATE", "TIMESTAMP", "BOOLEAN"):
-            converted = exp.Not(
+            converted: exp.Expr = exp.Not(
                 this=exp.Is(
                     this=exp.TryCast(this=cell.copy(), to=exp.DataType.build(kind)), expression=exp.Null()
                 )
             )
+            if kind in _SHAPES:
+                # The engine casts '1/2/21' to the year 1 and 'yes' to true: only ISO dates and
+                # times, and true/false, are typed; the rest stays text (issue 8).
+                shape = exp.RegexpLike(this=cell.copy(), expression=exp.Literal.string(_SHAPES[kind]))
+                converted = exp.and_(shape, converted)
             probes.append(exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=converted)))
         decimal = exp.RegexpLike(
             this=cell.copy(), expression=exp.Literal.string(r"^-?[0-9]+(\.[0-9]{1,6})?$")

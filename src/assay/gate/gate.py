@@ -23,7 +23,7 @@ read → baseline → measure → persist → judge → route → record (DESIGN
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,7 +43,7 @@ from assay.gate.summary import Group, GroupRule, RuleStats, Summary
 from assay.judge.evaluation import Evaluation
 from assay.lake.iceberg import PreconditionFailed, Warehouse
 from assay.lake.quarantine import QuarantineFile, quarantine_path
-from assay.lake.readers import register
+from assay.lake.readers import ReadOptions, register
 from assay.lang.dqdl import ast
 from assay.measure import ScanPlan
 from assay.platform.faults import checkpoint
@@ -90,6 +90,7 @@ class GateOptions:
     schema: Path | None = None
     store_url: str | None = None
     run_date: date | None = None
+    read: ReadOptions = field(default_factory=ReadOptions)
 
 
 @dataclass
@@ -142,7 +143,7 @@ class Gate:
         exists = warehouse.exists(opts.table)
         schema = self._schema(warehouse, exists)
         self.execution.phase = f"reading {opts.batch}"
-        batch = batches.read(self.engine, opts.batch, schema)
+        batch = batches.read(self.engine, opts.batch, schema, opts.read)
         self.execution.inputs = [Input(str(opts.batch), batch.sha256)]
         self._check_columns(batch.schema, chosen, empty=batch.total == 0)
         summary = Summary(
@@ -214,7 +215,8 @@ class Gate:
                 f"{self.options.schema}: the table {self.options.table} already exists with another schema; "
                 "its schema was fixed by its first commit"
             )
-        return table_schema
+        # the declared file also says per column whether a blank cell is missing
+        return declared if declared is not None else table_schema
 
     def _check_columns(self, schema: pa.Schema, chosen: list[control.ControlRule], *, empty: bool) -> None:
         """The key, order and contributor columns exist, the order holds dates (an empty first

@@ -8,7 +8,17 @@ A schema file is YAML (or JSON) listing the columns in order::
       - {name: credit_limit, type: decimal(18,2)}
 
 Types: ``string``, ``bigint``, ``int``, ``double``, ``decimal(p,s)``, ``date``, ``timestamp``,
-``boolean``.
+``timestamptz``, ``boolean``. A ``timestamp`` cell written with a UTC offset
+(``2024-01-01T10:00:00+02:00``) is converted to UTC (08:00); a ``timestamptz`` column keeps the
+instant with its time zone, UTC.
+
+A text column may say whether a blank (empty or whitespace-only) cell means missing::
+
+      - {name: middle_name, type: string, blank_is_null: false}
+
+The default is ``true``: in a contributor's file a blank cell means "absent", and a NULL is
+what completeness rules count. With ``false`` the cell is kept as written (an empty string),
+as ``assay dqdl run`` and ``assay profile`` read blank text cells (Glue's reading).
 """
 
 from __future__ import annotations
@@ -30,8 +40,10 @@ _NAMES: dict[str, pa.DataType] = {
     "double": pa.float64(),
     "date": pa.date32(),
     "timestamp": pa.timestamp("us"),
+    "timestamptz": pa.timestamp("us", tz="UTC"),
     "boolean": pa.bool_(),
 }
+BLANK_IS_NULL = b"blank_is_null"  # field metadata: b"false" when a blank text cell is a value
 
 
 def arrow_type(name: str) -> pa.DataType:
@@ -60,7 +72,7 @@ def type_name(dtype: pa.DataType) -> str:
         if dtype == candidate:
             return name
     if pa.types.is_timestamp(dtype):
-        return "timestamp"
+        return "timestamptz" if dtype.tz else "timestamp"
     if pa.types.is_large_string(dtype):
         return "string"
     if pa.types.is_integer(dtype):
@@ -74,7 +86,7 @@ def sql_type(dtype: pa.DataType) -> exp.DataType:
     """The SQL type a text cell is cast to."""
     name = type_name(dtype)
     build = {"string": "VARCHAR", "bigint": "BIGINT", "int": "INT", "double": "DOUBLE", "date": "DATE"}
-    build |= {"timestamp": "TIMESTAMP", "boolean": "BOOLEAN"}
+    build |= {"timestamp": "TIMESTAMP", "timestamptz": "TIMESTAMPTZ", "boolean": "BOOLEAN"}
     return exp.DataType.build(build.get(name, name.upper()))
 
 
@@ -94,9 +106,26 @@ def load_schema(path: Path) -> pa.Schema:
         if not isinstance(column, dict) or not isinstance(column.get("name"), str) or "type" not in column:
             raise ConfigError(f"{path}: column {i} needs a 'name' and a 'type'")
         try:
-            fields.append(pa.field(column["name"], arrow_type(str(column["type"]))))
+            field = pa.field(column["name"], arrow_type(str(column["type"])))
         except ConfigError as error:
             raise ConfigError(f"{path}: column '{column['name']}': {error}") from None
+        unknown = sorted(set(column) - {"name", "type", "blank_is_null"})
+        if unknown:
+            raise ConfigError(
+                f"{path}: column '{column['name']}': unknown key(s) {', '.join(unknown)} "
+                "(a column has name, type and blank_is_null)"
+            )
+        if "blank_is_null" in column:
+            flag = column["blank_is_null"]
+            if not isinstance(flag, bool):
+                raise ConfigError(f"{path}: column '{column['name']}': blank_is_null is true or false")
+            if flag is False and type_name(field.type) != "string":
+                raise ConfigError(
+                    f"{path}: column '{column['name']}': blank_is_null: false is for text columns; "
+                    f"a blank {type_name(field.type)} cell is always missing"
+                )
+            field = field.with_metadata({BLANK_IS_NULL: b"true" if flag else b"false"})
+        fields.append(field)
     names = [f.name for f in fields]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -106,5 +135,9 @@ def load_schema(path: Path) -> pa.Schema:
 
 def schema_text(schema: pa.Schema) -> str:
     """A schema as schema-file YAML."""
-    lines = ["columns:"] + [f"  - {{name: {f.name}, type: {type_name(f.type)}}}" for f in schema]
+    lines = ["columns:"]
+    for f in schema:
+        flag = (f.metadata or {}).get(BLANK_IS_NULL)
+        extra = f", blank_is_null: {flag.decode()}" if flag is not None else ""
+        lines.append(f"  - {{name: {f.name}, type: {type_name(f.type)}{extra}}}")
     return "\n".join(lines) + "\n"

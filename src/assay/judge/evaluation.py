@@ -18,7 +18,7 @@ from assay.judge import verdicts
 from assay.judge.result import AnalyzerOutcome, EvaluationResult, RuleOutcome
 from assay.judge.rowlevel import row_outcomes
 from assay.lake.checksum import digest
-from assay.lake.readers import register
+from assay.lake.readers import ReadOptions, register
 from assay.lang.dqdl import ast
 from assay.lang.dqdl.printer import analyzer_text, rule_text
 from assay.measure import Aggregate, Measurements, ScanPlan
@@ -74,6 +74,7 @@ class Evaluation:
         engine: Engine | None = None,
         logical_date: date | None = None,
         run_id: str | None = None,
+        read: ReadOptions | None = None,
     ) -> None:
         if composite_mode not in COMPOSITE_MODES:
             raise ConfigError(f"composite mode must be 'column' or 'row', not '{composite_mode}'")
@@ -92,11 +93,11 @@ class Evaluation:
         self.run_id = run_id  # the run whose pending loads this evaluation writes and reads
         self.owns_engine = engine is None
         self.engine = engine or DuckDBEngine()
-        self.primary = register(self.engine, "primary", data)
+        self.primary = register(self.engine, "primary", data, read)
         self.references = {}
         for alias, source in (references or {}).items():
             _check_alias(alias)
-            self.references[alias] = register(self.engine, alias, source)
+            self.references[alias] = register(self.engine, alias, source, read)
         self.scan = ScanPlan(self.primary.name)
         self.ctx = Context(
             engine=self.engine,

@@ -1,18 +1,42 @@
-"""Inputs for an evaluation: files (CSV, Parquet, JSON lines) or in-memory frames.
+"""Inputs for an evaluation: files (CSV, Parquet, JSON) or in-memory frames.
 
 Every input becomes a table registered with the engine. Files are read by the engine itself,
 lazily, so a 10-million-row Parquet file is scanned once by the measuring query rather than
 loaded into Python first.
+
+A CSV is read in three steps, none of which depends on the rules that will query it:
+
+1. the engine detects the dialect and each column's type once, from a sample of rows, with
+   blank cells and the null tokens counting as NULL; when a later row does not fit, the
+   conversion (step 3) fails and detection runs again over every row;
+2. one check query confirms what detection cannot promise (a date or time column is ISO-8601
+   throughout; declared columns convert), only when there are such columns;
+3. the file is converted once into a table the engine holds, so every query sees the same typed
+   table whatever columns it reads. (As a view over DuckDB's reader, its ``force_not_null`` list
+   shifted onto other columns when a query read only some of them: one blank number cell made
+   ``ColumnCorrelation`` an ``Error`` alone and a pass beside ``AllStatistics``; and each CTE of
+   a profile parsed the file again.)
+
+Detection is conservative, so a column keeps its type from one load to the next: integers
+without leading zeros, then numbers, ISO-8601 dates and timestamps (with a UTC offset: converted
+to UTC); anything else is text, ``Yes``/``No``, ``true``/``false`` and ``1/2/21`` included (a
+boolean only when declared). In a number or date column the cells ``NA``, ``N/A``, ``NULL`` and
+``null`` are NULL like blank cells, so a column that is sometimes ``NA`` stays a number column.
+A blank text cell is the empty string, as Glue reads it (DQDL.md §10.3), unless the null
+strings include it.
 """
 
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from sqlglot import exp
 
 from assay.engine import Column, Engine, EngineError
 from assay.errors import ConfigError
@@ -27,8 +51,54 @@ FORMATS: dict[str, str] = {
     ".pq": "parquet",
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
-    ".json": "jsonl",
+    ".json": "json",
 }
+
+# Tokens that are NULL in a column inferred as a number, date or boolean (never in a text column,
+# where they may be values: the ISO code of Namibia is NA).
+NULL_TOKENS = ("NA", "N/A", "NULL", "null")
+# A scheme of two letters or more (C:/ is a drive), then "//" (or "/": pathlib folds the two).
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):/")
+_GZIP = b"\x1f\x8b"
+_ZSTD = b"\x28\xb5\x2f\xfd"
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How input files are read; every field's default is the file's own (or Glue's) reading.
+
+    - ``nulls``: cell values read as NULL in every column (``("NA", "NULL")``); by default only a
+      blank cell of a number, date or boolean column is NULL.
+    - ``delimiter``, ``quote``: one character each; None lets the reader detect them.
+    - ``header``: False when the first line is data; columns are then named column0, column1, ...
+    - ``encoding``: of a CSV file (``utf-8``, ``latin-1``, ``utf-16``).
+    - ``decimal_comma``: numbers are written ``3,14`` (a CSV delimited by ``;``, or quoted).
+    - ``types``: declared column types (a schema in the gate's format, see ``--schema``); a column
+      it names is converted to that type, and a cell that does not convert is refused with its
+      column and value; the other columns are inferred.
+    - ``null_tokens``: cells read as NULL in number, date and time columns only (``NA``, ``N/A``,
+      ``NULL``, ``null``), so that a column that is sometimes ``NA`` keeps its type.
+
+    Compression (gzip, zstd) is detected from the file's first bytes, whatever its name.
+
+    >>> ReadOptions(nulls=("NA",), delimiter=";").delimiter
+    ';'
+    """
+
+    nulls: tuple[str, ...] = ()
+    delimiter: str | None = None
+    quote: str | None = None
+    header: bool = True
+    encoding: str = "utf-8"
+    decimal_comma: bool = False
+    types: pa.Schema | None = None
+    null_tokens: tuple[str, ...] = NULL_TOKENS  # NULL in number, date and time columns only
+
+    def __post_init__(self) -> None:
+        for name in ("delimiter", "quote"):
+            value = getattr(self, name)
+            if value is not None and len(value) != 1:
+                raise ConfigError(f"--{name}: give one character, not {value!r}")
 
 
 @dataclass(frozen=True)
@@ -44,16 +114,50 @@ class Registered:
 
 
 def file_format(path: Path) -> str:
-    """The format of a data file, from its suffix.
+    """The format of a data file, from its suffix (a ``.gz`` or ``.zst`` suffix is looked through).
 
-    >>> file_format(Path("accounts.csv")), file_format(Path("x.parquet"))
-    ('csv', 'parquet')
+    >>> file_format(Path("accounts.csv")), file_format(Path("x.parquet")), file_format(Path("a.csv.gz"))
+    ('csv', 'parquet', 'csv')
     """
-    fmt = FORMATS.get(path.suffix.lower())
+    suffixes = [s.lower() for s in path.suffixes]
+    while suffixes and suffixes[-1] in (".gz", ".gzip", ".zst"):
+        suffixes.pop()
+    fmt = FORMATS.get(suffixes[-1]) if suffixes else None
     if fmt is None:
         known = ", ".join(sorted(FORMATS))
-        raise ConfigError(f"{path}: unknown data file type '{path.suffix}'; use one of {known}")
+        raise ConfigError(
+            f"{path}: unknown data file type '{path.suffix}'; use one of {known} (or .gz of one)"
+        )
     return fmt
+
+
+def compression(path: Path) -> str:
+    """The file's compression from its first bytes: ``gzip``, ``zstd`` or ``none``."""
+    with path.open("rb") as handle:
+        magic = handle.read(4)
+    if magic.startswith(_GZIP):
+        return "gzip"
+    if magic.startswith(_ZSTD):
+        return "zstd"
+    return "none"
+
+
+def check_local(data: str | os.PathLike[str]) -> Path:
+    """``data`` as a local path; a URL (``s3://``, ``https://``) is refused: not supported yet.
+
+    >>> check_local("s3://bucket/x.csv")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    assay.errors.ConfigError: s3://bucket/x.csv: remote paths (s3://) are not supported yet; ...
+    """
+    text = os.fspath(data)
+    match = _URL.match(text)
+    if match:
+        raise ConfigError(
+            f"{text}: remote paths ({match.group(1)}://) are not supported yet; "
+            "copy the file to a local folder first"
+        )
+    return Path(text)
 
 
 def to_arrow(data: Any) -> pa.Table | pa.RecordBatchReader:
@@ -78,26 +182,41 @@ def to_arrow(data: Any) -> pa.Table | pa.RecordBatchReader:
     )
 
 
-def register(engine: Engine, name: str, data: Any) -> Registered:
-    """Register ``data`` (a path or an in-memory frame) with ``engine`` as table ``name``.
+def register(engine: Engine, name: str, data: Any, read: ReadOptions | None = None) -> Registered:
+    """Register ``data`` (a path or an in-memory frame) with ``engine`` as table ``name``; a file
+    is read as ``read`` says (by default, as the file says).
 
     Unreadable input raises :class:`ConfigError` naming the file and the reason.
+
+    >>> import tempfile
+    >>> from assay.engine import DuckDBEngine
+    >>> path = Path(tempfile.mkdtemp()) / "d.csv"
+    >>> _ = path.write_text("id;amount;answer\\n1;2,5;Yes\\n2;NA;No\\n")
+    >>> table = register(DuckDBEngine(), "t", path, ReadOptions(decimal_comma=True))
+    >>> [(c.name, c.type) for c in table.columns]
+    [('id', 'BIGINT'), ('amount', 'DOUBLE'), ('answer', 'VARCHAR')]
     """
+    read = read or ReadOptions()
     if isinstance(data, str | os.PathLike):
-        path = Path(data)
+        path = check_local(data)
         if not path.exists():
             raise ConfigError(f"{path}: no such data file")
         if path.is_dir():
             raise ConfigError(f"{path}: is a folder, not a data file")
         if not os.access(path, os.R_OK):
             raise ConfigError(f"{path}: permission denied")
+        fmt = file_format(path)
+        if path.stat().st_size == 0:
+            needs = "at least its header line" if fmt == "csv" else f"a {fmt} document"
+            raise ConfigError(f"{path}: the file is empty (0 bytes); a {fmt} file needs {needs}")
         try:
-            engine.register_file(name, str(path), file_format(path))
-            columns = engine.columns(name)
+            if fmt == "csv":
+                columns = _register_csv(engine, name, path, read)
+            else:
+                engine.register_file(name, str(path), fmt, compression(path))
+                columns = engine.columns(name)
         except EngineError as error:
-            raise ConfigError(
-                f"{path}: cannot read the file as {file_format(path)}: {error.message}"
-            ) from None
+            raise ConfigError(f"{path}: cannot read the file as {fmt}: {error.message}") from None
         return Registered(name, tuple(columns), path)
     arrow = to_arrow(data)
     if isinstance(arrow, pa.Table) and arrow.num_columns == 0:
@@ -107,3 +226,194 @@ def register(engine: Engine, name: str, data: Any) -> Registered:
         return Registered(name, ())
     engine.register_arrow(name, arrow)
     return Registered(name, tuple(engine.columns(name)))
+
+
+# --- CSV: text first, the engine's detection over the whole file, then a typed view -------------
+
+_ISO_DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+_ISO_TIME = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,9})?)?)?"
+_T = exp.DataType.Type
+_ISO = {
+    _T.DATE: _ISO_DATE,
+    _T.TIMESTAMP: _ISO_TIME + "$",
+    _T.TIMESTAMPNTZ: _ISO_TIME + "$",
+    _T.TIMESTAMPTZ: _ISO_TIME + r" ?(Z|[+-][0-9]{2}(:?[0-9]{2})?)?$",
+}
+
+_SQL_TYPES: tuple[tuple[Any, str], ...] = (
+    (pa.types.is_boolean, "BOOLEAN"),
+    (pa.types.is_int8, "TINYINT"),
+    (pa.types.is_int16, "SMALLINT"),
+    (pa.types.is_int32, "INTEGER"),
+    (pa.types.is_integer, "BIGINT"),
+    (pa.types.is_floating, "DOUBLE"),
+    (pa.types.is_date, "DATE"),
+    (pa.types.is_string, "VARCHAR"),
+    (pa.types.is_large_string, "VARCHAR"),
+)
+
+
+def sql_type(dtype: pa.DataType) -> exp.DataType:
+    """The SQL type of a declared (Arrow) column type.
+
+    >>> sql_type(pa.decimal128(18, 2)).sql("duckdb"), sql_type(pa.timestamp("us", tz="UTC")).sql()
+    ('DECIMAL(18, 2)', 'TIMESTAMPTZ')
+    """
+    if pa.types.is_decimal(dtype):
+        return exp.DataType.build(f"DECIMAL({dtype.precision}, {dtype.scale})")
+    if pa.types.is_timestamp(dtype):
+        return exp.DataType.build("TIMESTAMPTZ" if dtype.tz else "TIMESTAMP")
+    for test, name in _SQL_TYPES:
+        if test(dtype):
+            return exp.DataType.build(name)
+    raise ConfigError(f"column type {dtype} cannot be declared for a CSV")
+
+
+def _register_csv(engine: Engine, name: str, path: Path, read: ReadOptions) -> list[Column]:
+    """Types detected from a sample of rows first (a whole-file detection costs a full parse,
+    2.3 s of a 1-million-row file); if a later row does not fit them, the conversion fails
+    and the file is detected again from every row, so that no row is ever typed by a guess."""
+    try:
+        return _register_csv_as(engine, name, path, read, whole_file=False)
+    except EngineError:
+        return _register_csv_as(engine, name, path, read, whole_file=True)
+
+
+def _register_csv_as(
+    engine: Engine, name: str, path: Path, read: ReadOptions, *, whole_file: bool
+) -> list[Column]:
+    text = f"__text_{name}"
+    sniffed = engine.register_csv_text(text, str(path), read, compression(path), whole_file=whole_file)
+    names = [c.name for c in sniffed]
+    declared = {f.name: f.type for f in read.types} if read.types is not None else {}
+    unknown = [n for n in declared if n not in names]
+    if unknown:
+        raise ConfigError(
+            f"{path}: the declared types name column(s) the file does not have: {', '.join(unknown)} "
+            f"(its columns: {', '.join(names)})"
+        )
+    types = [
+        sql_type(declared[c.name]) if c.name in declared else exp.DataType.build(c.type, dialect="duckdb")
+        for c in sniffed
+    ]
+    check = _check_query(text, names, types, declared, read)
+    if check is not None:
+        row = engine.inspect(check).to_pylist()[0]
+        for i, column in enumerate(names):
+            bad = int(row.get(f"bad{i}") or 0)
+            if bad and column in declared:
+                raise ConfigError(
+                    f"{path}: column '{column}' is declared {_type_word(declared[column])}, but "
+                    f"{bad} value(s) do not convert, e.g. '{row[f'example{i}']}'"
+                )
+            if bad:
+                types[i] = exp.DataType.build("VARCHAR")  # not ISO-8601 throughout: text
+    blank_text = {f.name for f in read.types or () if (f.metadata or {}).get(b"blank_is_null") == b"true"}
+    # Held as a table: the file is parsed and converted once. A CSV has no columnar layout to
+    # scan lazily; as a view, every CTE of the one measuring query (a profile has one a column)
+    # parsed and converted the file again, and had the engine plan every column's conversion.
+    engine.register_query(name, _typed_view(text, names, types, read, blank_text), materialize=True)
+    return engine.columns(name)
+
+
+def _is_text(kind: exp.DataType) -> bool:
+    return kind.is_type(exp.DataType.Type.VARCHAR, exp.DataType.Type.TEXT)
+
+
+def _type_word(dtype: pa.DataType) -> str:
+    return sql_type(dtype).sql("duckdb").lower()
+
+
+def _cell(column: str) -> exp.Expr:
+    return exp.Trim(this=exp.column(column, quoted=True))
+
+
+def _value(column: str, read: ReadOptions) -> exp.Expr:
+    """The cell, trimmed, with blank and null-token cells as NULL. (NULLIF, not ``IN (...)``:
+    DuckDB plans an IN list as a join, and the view is planned again for every CTE reading it.)"""
+    cell: exp.Expr = exp.Nullif(this=_cell(column), expression=exp.Literal.string(""))
+    for token in read.null_tokens:
+        cell = exp.Nullif(this=cell, expression=exp.Literal.string(token))
+    return cell
+
+
+def _number_text(column: str, read: ReadOptions) -> exp.Expr:
+    cell = _value(column, read)
+    if read.decimal_comma:
+        return exp.func("replace", cell, exp.Literal.string(","), exp.Literal.string("."))
+    return cell
+
+
+def _count(condition: exp.Expr) -> exp.Expr:
+    return exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=condition))
+
+
+def _check_query(
+    table: str,
+    names: Sequence[str],
+    types: Sequence[exp.DataType],
+    declared: dict[str, pa.DataType],
+    read: ReadOptions,
+) -> exp.Select | None:
+    """One scan of the text table checking what the engine's detection cannot promise: each
+    date or time column the engine detected holds ISO-8601 values only (it reads 1/2/21 as a
+    timestamp), and each declared column's values convert (one of those that do not is shown).
+    None when there is nothing to check."""
+    projections: list[exp.Expr] = []
+    for i, (column, kind) in enumerate(zip(names, types, strict=True)):
+        value = _value(column, read)
+        present = exp.Not(this=exp.Is(this=value, expression=exp.Null()))
+        if column in declared:
+            if _is_text(kind):
+                continue
+            converted = _number_text(column, read) if kind.is_type(*exp.DataType.NUMERIC_TYPES) else value
+            failed = exp.Is(this=exp.TryCast(this=converted, to=kind.copy()), expression=exp.Null())
+            bad = exp.and_(present, failed)
+            projections.append(exp.alias_(_count(bad), f"bad{i}", quoted=True))
+            example = exp.Filter(
+                this=exp.Min(this=exp.column(column, quoted=True)), expression=exp.Where(this=bad.copy())
+            )
+            projections.append(exp.alias_(example, f"example{i}", quoted=True))
+            continue
+        shape = next((pattern for t, pattern in _ISO.items() if kind.is_type(t)), None)
+        if shape is not None:
+            iso = exp.RegexpLike(this=_cell(column), expression=exp.Literal.string(shape))
+            projections.append(
+                exp.alias_(_count(exp.and_(present, exp.Not(this=iso))), f"bad{i}", quoted=True)
+            )
+    if not projections:
+        return None
+    return exp.select(*projections).from_(exp.to_identifier(table, quoted=True))
+
+
+def _typed_view(
+    table: str,
+    names: Sequence[str],
+    types: Sequence[exp.DataType],
+    read: ReadOptions,
+    blank_text: set[str] | frozenset[str] = frozenset(),
+) -> exp.Select:
+    """Each column converted to its type: a blank or null-token cell of a typed column is NULL;
+    a text column keeps its blank cells as empty strings (Glue's reading) unless declared
+    ``blank_is_null: true`` or the null strings say otherwise. Every expression is kept small:
+    the engine binds the whole view again for each query (and each CTE) that reads it."""
+    projections: list[exp.Expr] = []
+    for column, kind in zip(names, types, strict=True):
+        raw = exp.column(column, quoted=True)
+        value: exp.Expr
+        if _is_text(kind):
+            value = raw  # a blank cell is "" as Glue reads it; a null string is NULL
+            if column in blank_text:
+                blank = exp.EQ(this=_cell(column), expression=exp.Literal.string(""))
+                value = exp.Case(ifs=[exp.If(this=blank, true=exp.Null())], default=raw.copy())
+        else:
+            converted = (
+                _number_text(column, read)
+                if kind.is_type(*exp.DataType.NUMERIC_TYPES)
+                else _value(column, read)
+            )
+            value = exp.Cast(this=converted, to=kind.copy())
+        projections.append(exp.alias_(value, column, quoted=True))
+    if not projections:
+        projections.append(exp.alias_(exp.Null(), PLACEHOLDER, quoted=True))
+    return exp.select(*projections).from_(exp.to_identifier(table, quoted=True))

@@ -1,4 +1,5 @@
-"""Writing result tables: Parquet keeps list columns as lists; CSV holds them as JSON arrays."""
+"""Writing result tables: Parquet keeps nested columns (lists, structs, maps) as they are; CSV holds
+each nested value as JSON text (a list as an array, a struct or a map as an object)."""
 
 from __future__ import annotations
 
@@ -30,16 +31,38 @@ def write_table(table: pa.Table, path: Path) -> None:
         if suffix == ".parquet":
             pq.write_table(table, partial)
         else:
-            pacsv.write_csv(_lists_as_json(table), partial)
+            pacsv.write_csv(_nested_as_json(table), partial)
         partial.replace(path)
     except OSError as error:
         raise ConfigError(f"{path}: cannot write: {error.strerror}") from None
 
 
-def _lists_as_json(table: pa.Table) -> pa.Table:
+def _nested_as_json(table: pa.Table) -> pa.Table:
+    """Nested columns as JSON text, the rest as they are (CSV has no nested values)."""
     columns = []
     for field, column in zip(table.schema, table.columns, strict=True):
-        if pa.types.is_list(field.type) or pa.types.is_large_list(field.type):
-            column = pa.array([None if v is None else json.dumps(v) for v in column.to_pylist()], pa.string())
+        if pa.types.is_nested(field.type):
+            column = pa.array(
+                [None if v is None else _json(field.type, v) for v in column.to_pylist()], pa.string()
+            )
         columns.append(column)
     return pa.Table.from_arrays(columns, names=table.column_names)
+
+
+def _json(dtype: pa.DataType, value: object) -> str:
+    return json.dumps(_plain(dtype, value), default=str, ensure_ascii=False)
+
+
+def _plain(dtype: pa.DataType, value: object) -> object:
+    """A nested value as JSON data: maps (pairs in Arrow) become objects, at any depth."""
+    if value is None:
+        return None
+    if pa.types.is_map(dtype) and isinstance(value, list):
+        return {str(k): _plain(dtype.item_type, v) for k, v in value}
+    if pa.types.is_struct(dtype) and isinstance(value, dict):
+        return {f.name: _plain(f.type, value.get(f.name)) for f in dtype}
+    if (
+        pa.types.is_list(dtype) or pa.types.is_large_list(dtype) or pa.types.is_fixed_size_list(dtype)
+    ) and isinstance(value, list):
+        return [_plain(dtype.value_type, v) for v in value]
+    return value

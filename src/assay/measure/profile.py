@@ -7,19 +7,26 @@ and the value counts of categorical and low-cardinality columns.
   their values counted by one GROUP BY each, written as CTEs of the same statement: an exact
   distinct count and, up to ``cap`` distinct values (and at most one distinct value per two rows,
   so that an id column is not mistaken for a category), the value set and the top values.
-- Number and date columns are counted exactly up to the cap, and estimated beyond it. Whether a
-  column is within the cap is known only after the scan, so :func:`exact_columns` decides before
-  it, from the column's distinct count in the dataset's previous load: within the cap, it is
-  counted exactly (one GROUP BY, cheap when the values are few; its value counts give its top
-  values); beyond it, HyperLogLog (``approx_count_distinct``), because counting ten million
-  distinct numbers exactly costs a hash table of ten million entries. A column seen for the first
-  time is counted exactly when it holds integers, decimals or dates (codes, counts and business
-  dates, usually few) and estimated when it holds floats or timestamps (measurements and instants,
-  usually nearly unique).
+- Every column is counted exactly up to the cap, and estimated beyond it. Whether a column is
+  within the cap is known only after the scan, so :func:`exact_columns` decides before it, from
+  the column's distinct count in the dataset's previous load: within the cap, it is counted
+  exactly (one GROUP BY, cheap when the values are few; its value counts give its top values);
+  beyond it, HyperLogLog (``approx_count_distinct``), because counting 400,000 distinct ids or ten
+  million distinct numbers exactly costs a hash table of that many entries on every load. A
+  column seen for the first time is counted exactly when it holds text, booleans, integers,
+  decimals or dates (categories, codes, counts and business dates, usually few) and estimated
+  when it holds floats or timestamps (measurements and instants, usually nearly unique). A
+  column the dataset declares categorical is always counted.
+- Text columns also count their blank values (empty or whitespace-only, not NULL) apart from
+  their nulls: a CSV's missing text arrives blank, not NULL (``BlankCount``).
+
+The statement is built once, without copying it per column (sqlglot's builder methods copy the
+whole tree on each call: a 500-column profile spent minutes there).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -32,6 +39,7 @@ from assay.store import MetricKey
 
 CAP = 1000  # the most distinct values a column may have and still be profiled as categorical
 TOP = 10
+WIDE = 32  # beyond this many counted columns, one GROUP BY of (column, value) pairs counts them
 EPOCH = date(1970, 1, 1)
 
 
@@ -52,6 +60,10 @@ class ColumnProfile:
     counts: dict[str, int] | None = (
         None  # the value counts of a number or date column within the cap: top values, not a value set
     )
+    blanks: int = 0  # non-null text values that are empty or whitespace-only (0 for other kinds)
+    # A text column whose values all look like dates or times (1/2/21, 2024-01-31 10:00 UTC):
+    # instants written as text, never a category (the monitor reads this flag).
+    temporal_text: bool = False
 
     @property
     def null_rate(self) -> float:
@@ -81,14 +93,16 @@ class LoadProfile:
     def metrics(self) -> dict[MetricKey, float | None]:
         """The profile as stored metrics, under Glue's names where Glue has one (so DQDL dynamic
         rules on the same dataset can read them): RowCount, ColumnCount, Completeness,
-        DistinctValuesCount, Minimum, Maximum; plus NullCount and NullRate. Dates are stored as
-        days since 1970-01-01, timestamps as seconds."""
+        DistinctValuesCount, Minimum, Maximum; plus NullCount, NullRate and BlankCount (the
+        non-null text values that are empty or whitespace-only; 0 for other kinds). Dates are
+        stored as days since 1970-01-01, timestamps as seconds."""
         out: dict[MetricKey, float | None] = {
             MetricKey.dataset("RowCount"): float(self.rows),
             MetricKey.dataset("ColumnCount"): float(len(self.columns)),
         }
         for c in self.columns:
             out[MetricKey.column(c.name, "NullCount")] = float(c.nulls)
+            out[MetricKey.column(c.name, "BlankCount")] = float(c.blanks)
             out[MetricKey.column(c.name, "NullRate")] = c.null_rate if self.rows else None
             out[MetricKey.column(c.name, "Completeness")] = 1 - c.null_rate if self.rows else None
             out[MetricKey.column(c.name, "DistinctValuesCount")] = (
@@ -117,35 +131,58 @@ def categorical(column: Column, declared: Sequence[str]) -> bool:
     return column.kind in (DataKind.STRING, DataKind.BOOLEAN) or column.name in declared
 
 
-# The kinds counted exactly the first time a column is seen: integers, decimals and dates are
-# codes, counts and business dates, usually few; floats and timestamps are measurements and
-# instants, usually nearly unique.
-FIRST_EXACT = (DataKind.INTEGER, DataKind.DECIMAL, DataKind.DATE)
+# The kinds counted exactly the first time a column is seen: text and booleans are categories,
+# integers, decimals and dates are codes, counts and business dates, usually few; floats and
+# timestamps are measurements and instants, usually nearly unique.
+FIRST_EXACT = (DataKind.STRING, DataKind.BOOLEAN, DataKind.INTEGER, DataKind.DECIMAL, DataKind.DATE)
+COUNTABLE = (*FIRST_EXACT, DataKind.FLOAT, DataKind.TIMESTAMP)
 
 
 def exact_columns(
     columns: Sequence[Column], previous: Mapping[str, float | None] | None = None, cap: int = CAP
 ) -> list[str]:
-    """The number and date columns to count exactly: those whose distinct count in the previous
-    load was within ``cap``, and, for a column the previous load did not have, integers, decimals
-    and dates. ``previous`` maps column names to their last distinct counts.
+    """The columns to count exactly: those whose distinct count in the previous load was within
+    ``cap``, and, for a column the previous load did not have, text, booleans, integers,
+    decimals and dates. ``previous`` maps column names to their last distinct counts.
 
     >>> cols = [Column("n", "BIGINT", DataKind.INTEGER), Column("x", "DOUBLE", DataKind.FLOAT),
     ...         Column("d", "DATE", DataKind.DATE), Column("s", "VARCHAR", DataKind.STRING)]
     >>> exact_columns(cols)
-    ['n', 'd']
-    >>> exact_columns(cols, {"n": 40_000, "x": 12, "d": None})
+    ['n', 'd', 's']
+    >>> exact_columns(cols, {"n": 40_000, "x": 12, "d": None, "s": 400_000})
     ['x', 'd']
     """
     previous = previous or {}
     chosen = []
     for column in columns:
-        if not (column.kind.numeric or column.kind.temporal):
+        if column.kind not in COUNTABLE:
             continue
         before = previous.get(column.name)
         if column.kind in FIRST_EXACT if before is None else before <= cap:
             chosen.append(column.name)
     return chosen
+
+
+# Dates and times written as text: 1/2/21, 31.01.2024, 2024-01-31 10:00 UTC, 10:30.
+_TEMPORAL = re.compile(
+    r"\s*(\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}([ T]\d{1,2}:\d{2}(:\d{2})?\S*( ?[A-Za-z]{1,5}|[+-]\d{2}:?\d{2})?)?"
+    r"|\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?( ?[AaPp][Mm])?)\s*"
+)
+
+
+def looks_temporal(values: Sequence[str]) -> bool:
+    """Whether every one of ``values`` looks like a date or a time written as text.
+
+    >>> looks_temporal(["1/2/21", "12/31/21"]), looks_temporal(["2024-01-31 10:00 UTC"])
+    (True, True)
+    >>> looks_temporal(["A1", "1/2/21"])
+    False
+    """
+    return bool(values) and all(_TEMPORAL.fullmatch(v) for v in values)
+
+
+# A blank value: only whitespace (str.isspace's common characters, no-break space included).
+BLANK = r"^[\s\x0b\x{00A0}]*$"
 
 
 def _q(name: str) -> exp.Column:
@@ -157,44 +194,65 @@ def profile_query(
     columns: Sequence[Column],
     declared: Sequence[str] = (),
     cap: int = CAP,
-    exact: Sequence[str] = (),
+    exact: Sequence[str] | None = None,
 ) -> exp.Select:
-    """The one statement that profiles ``table``: categorical columns and the number and date
-    columns named in ``exact`` have their values counted (one CTE each), the others' distinct
-    counts are estimated.
+    """The one statement that profiles ``table``: the columns named in ``exact`` (by default,
+    those :func:`exact_columns` picks for a first load) and the declared categorical ones have
+    their values counted (one CTE each), the others' distinct counts are estimated.
 
     >>> cols = [Column("venue", "VARCHAR", DataKind.STRING), Column("px", "DOUBLE", DataKind.FLOAT)]
     >>> sql = profile_query("t", cols).sql("duckdb")
     >>> sql.count("SELECT") >= 3 and "APPROX_COUNT_DISTINCT" in sql
     True
-    >>> "APPROX_COUNT_DISTINCT" in profile_query("t", cols, exact=["px"]).sql("duckdb")
+    >>> "APPROX_COUNT_DISTINCT" in profile_query("t", cols, exact=["venue", "px"]).sql("duckdb")
     False
+    >>> 'APPROX_COUNT_DISTINCT("venue")' in profile_query("t", cols, exact=[]).sql("duckdb")
+    True
     """
+    if exact is None:
+        exact = exact_columns(columns, cap=cap)
+    counted_names = {*declared, *exact}
+    # Wide tables count every counted column's values in one GROUP BY of (column, value) pairs:
+    # DuckDB plans a statement of N grouped subqueries in about N² time (400: 5 s) and refuses
+    # one of N CTEs beyond its expression depth (500 columns failed after 2 minutes).
+    long = sum(1 for c in columns if c.name in counted_names) > WIDE
     projections: list[exp.Expr] = [exp.alias_(exp.Count(this=exp.Star()), "rows", quoted=True)]
-    ctes: list[tuple[str, exp.Select]] = []
+    ctes: list[exp.CTE] = []
     varchar = exp.DataType.build("VARCHAR")
     for i, column in enumerate(columns):
         c = _q(column.name)
+        text = column.kind is DataKind.STRING
         projections.append(exp.alias_(exp.Count(this=c.copy()), f"present{i}", quoted=True))
-        counted = categorical(column, declared)
-        if counted or column.name in exact:
+        if text and column.name not in counted_names:
+            # A counted column's blanks are summed from its value counts instead: trimming each
+            # of a few distinct values, not every row (trimming six text columns of a million
+            # rows doubled the profile's time).
+            projections.append(
+                exp.alias_(
+                    exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=_blank(c))),
+                    f"blank{i}",
+                    quoted=True,
+                )
+            )
+        if column.name in counted_names and long:
+            pass  # counted by the one GROUP BY of (column, value) pairs below
+        elif column.name in counted_names:
             name = f"__values{i}"
             # A categorical column's values are grouped as text (its value set is text); a number
             # or date column's are grouped as themselves and shown as text.
-            text = column.kind is DataKind.STRING
+            counted = categorical(column, declared)
             grouped = exp.cast(c.copy(), varchar) if counted and not text else c.copy()
-            ctes.append(
-                (
-                    name,
-                    exp.select(
-                        exp.alias_(grouped, "v", quoted=True),
-                        exp.alias_(exp.Count(this=exp.Star()), "n", quoted=True),
-                    )
-                    .from_(exp.to_identifier(table, quoted=True))
-                    .where(exp.Not(this=exp.Is(this=c.copy(), expression=exp.Null())))
-                    .group_by(exp.Literal.number(1)),
-                )
+            source_table = exp.Table(this=exp.to_identifier(table, quoted=True))
+            values = exp.Select(
+                expressions=[
+                    exp.alias_(grouped, "v", quoted=True),
+                    exp.alias_(exp.Count(this=exp.Star()), "n", quoted=True),
+                ],
+                from_=exp.From(this=source_table),
+                where=exp.Where(this=exp.Not(this=exp.Is(this=c.copy(), expression=exp.Null()))),
+                group=exp.Group(expressions=[exp.Literal.number(1)]),
             )
+            ctes.append(exp.CTE(this=values, alias=exp.TableAlias(this=exp.to_identifier(name, quoted=True))))
             source = exp.to_identifier(name, quoted=True)
             projections.append(
                 exp.alias_(
@@ -220,15 +278,98 @@ def profile_query(
                 exp.alias_(exp.Subquery(this=top), "__top", table=True)
             )
             projections.append(exp.alias_(exp.Subquery(this=listed), f"values{i}", quoted=True))
+            if text:
+                blanks = exp.select(_blank_sum()).from_(source.copy())
+                projections.append(exp.alias_(exp.Subquery(this=blanks), f"blank{i}", quoted=True))
         else:
             projections.append(exp.alias_(exp.ApproxDistinct(this=c.copy()), f"distinct{i}", quoted=True))
         if column.kind.numeric or column.kind.temporal:
             projections.append(exp.alias_(exp.Min(this=c.copy()), f"min{i}", quoted=True))
             projections.append(exp.alias_(exp.Max(this=c.copy()), f"max{i}", quoted=True))
-    query = exp.select(*projections).from_(exp.to_identifier(table, quoted=True))
-    for name, cte in ctes:
-        query = query.with_(exp.to_identifier(name, quoted=True), as_=cte)
+    if long:
+        ctes.extend(_long_counts(table, columns, counted_names, declared, cap))
+        summary = exp.to_identifier("__summary", quoted=True)
+        entry = exp.Struct(
+            expressions=[
+                exp.PropertyEQ(this=exp.to_identifier(k), expression=_q(k)) for k in ("i", "d", "top", "b")
+            ]
+        )
+        listed_all = exp.select(exp.ArrayAgg(this=entry)).from_(summary)
+        projections.append(exp.alias_(exp.Subquery(this=listed_all), "counted", quoted=True))
+    # Built in one go: each builder call (``.select``, ``.with_``) copies the whole statement.
+    query = exp.Select(
+        expressions=projections, from_=exp.From(this=exp.Table(this=exp.to_identifier(table, quoted=True)))
+    )
+    if ctes:
+        query.set("with_", exp.With(expressions=ctes))
     return query
+
+
+def _blank(value: exp.Expr) -> exp.Expr:
+    """``value`` is empty or whitespace-only. (A regular expression: trimming a character set off
+    every value costs three times as much on a million ids.)"""
+    return exp.RegexpLike(this=value, expression=exp.Literal.string(BLANK))
+
+
+def _blank_sum() -> exp.Expr:
+    """The rows of a value-count table whose value is blank (0 when none is)."""
+    summed = exp.Filter(this=exp.Sum(this=_q("n")), expression=exp.Where(this=_blank(_q("v"))))
+    return exp.Coalesce(this=summed, expressions=[exp.Literal.number(0)])
+
+
+def _long_counts(
+    table: str, columns: Sequence[Column], counted: set[str], declared: Sequence[str], cap: int
+) -> list[exp.CTE]:
+    """The value counts of the counted columns as (column position, value as text, count), and
+    per column its distinct count and its ``cap + 1`` most frequent values."""
+    varchar = exp.DataType.build("VARCHAR")
+    chosen = [(i, c) for i, c in enumerate(columns) if c.name in counted]
+    positions = exp.Array(expressions=[exp.Literal.number(i) for i, _ in chosen])
+    values = exp.Array(expressions=[exp.cast(_q(c.name), varchar) for _, c in chosen])
+    cells = exp.Select(
+        expressions=[
+            exp.alias_(exp.Explode(this=positions), "i", quoted=True),
+            exp.alias_(exp.Explode(this=values), "v", quoted=True),
+        ],
+        from_=exp.From(this=exp.Table(this=exp.to_identifier(table, quoted=True))),
+    )
+    counts = exp.Select(
+        expressions=[_q("i"), _q("v"), exp.alias_(exp.Count(this=exp.Star()), "n", quoted=True)],
+        from_=exp.From(
+            this=exp.Subquery(this=cells, alias=exp.TableAlias(this=exp.to_identifier("__cells")))
+        ),
+        where=exp.Where(this=exp.Not(this=exp.Is(this=_q("v"), expression=exp.Null()))),
+        group=exp.Group(expressions=[exp.Literal.number(1), exp.Literal.number(2)]),
+    )
+    pair = exp.Struct(
+        expressions=[
+            exp.PropertyEQ(this=exp.to_identifier("v"), expression=_q("v")),
+            exp.PropertyEQ(this=exp.to_identifier("n"), expression=_q("n")),
+        ]
+    )
+    ranked = exp.ArrayAgg(
+        this=exp.Order(
+            this=pair, expressions=[exp.Ordered(this=_q("n"), desc=True), exp.Ordered(this=_q("v"))]
+        )
+    )
+    top = exp.Bracket(
+        this=ranked,
+        expressions=[exp.Slice(this=exp.Literal.number(1), expression=exp.Literal.number(cap + 1))],
+    )
+    summary = exp.Select(
+        expressions=[
+            _q("i"),
+            exp.alias_(exp.Count(this=exp.Star()), "d", quoted=True),
+            exp.alias_(top, "top", quoted=True),
+            exp.alias_(_blank_sum(), "b", quoted=True),
+        ],
+        from_=exp.From(this=exp.Table(this=exp.to_identifier("__counts", quoted=True))),
+        group=exp.Group(expressions=[exp.Literal.number(1)]),
+    )
+    return [
+        exp.CTE(this=counts, alias=exp.TableAlias(this=exp.to_identifier("__counts", quoted=True))),
+        exp.CTE(this=summary, alias=exp.TableAlias(this=exp.to_identifier("__summary", quoted=True))),
+    ]
 
 
 def profile(
@@ -239,16 +380,36 @@ def profile(
     cap: int = CAP,
     exact: Sequence[str] | None = None,
 ) -> LoadProfile:
-    """Profile a registered table in one engine query. ``exact`` names the number and date columns
-    to count exactly; by default, those :func:`exact_columns` picks for a first load."""
+    """Profile a registered table in one engine query. ``exact`` names the columns to count
+    exactly; by default, those :func:`exact_columns` picks for a first load.
+
+    >>> import pyarrow as pa
+    >>> from assay.engine import DuckDBEngine
+    >>> engine = DuckDBEngine()
+    >>> engine.register_arrow("t", pa.table({"s": ["a", " ", "", None, "a"], "n": [1, 2, 2, None, 3]}))
+    >>> load = profile(engine, "t", engine.columns("t"))
+    >>> [(c.name, c.nulls, c.blanks, c.distinct) for c in load.columns], engine.queries
+    ([('s', 1, 2, 3), ('n', 1, 0, 3)], 1)
+    """
     if exact is None:
         exact = exact_columns(columns, cap=cap)
+    counted_names = {*declared, *exact}
     row = engine.query(profile_query(table, columns, declared, cap, exact)).to_pylist()[0]
+    if "counted" in row:  # a wide table's counts come as one list (see profile_query)
+        for i, column in enumerate(columns):
+            if column.name in counted_names:
+                row[f"distinct{i}"] = 0  # no value at all: absent from the list
+        for item in row.pop("counted") or []:
+            row[f"distinct{item['i']}"] = item["d"]
+            row[f"values{item['i']}"] = item["top"]
+            if columns[item["i"]].kind is DataKind.STRING:
+                row[f"blank{item['i']}"] = item["b"]
     rows = int(row["rows"])
     result = LoadProfile(rows)
     for i, column in enumerate(columns):
         values = counts = None
         is_categorical = categorical(column, declared)
+        counted = column.name in counted_names
         listed = row.get(f"values{i}")
         present = int(row[f"present{i}"])
         # A column whose values are mostly unique (an id) is not categorical, whatever its size.
@@ -261,8 +422,14 @@ def profile(
                 values = found
             else:
                 counts = found
-        elif listed is None and is_categorical:
-            values = {}
+        elif listed is None and counted and is_categorical:
+            values = {}  # counted, and no value at all: an empty value set
+        temporal = (
+            column.kind is DataKind.STRING
+            and listed is not None
+            and len(listed) <= cap
+            and looks_temporal([item["v"] for item in listed])
+        )
         result.columns.append(
             ColumnProfile(
                 column.name,
@@ -271,11 +438,13 @@ def profile(
                 rows,
                 rows - present,
                 None if row.get(f"distinct{i}") is None else int(row[f"distinct{i}"]),
-                is_categorical or column.name in exact,
+                counted,
                 row.get(f"min{i}"),
                 row.get(f"max{i}"),
                 values,
                 counts,
+                blanks=int(row.get(f"blank{i}") or 0),
+                temporal_text=temporal,
             )
         )
     return result

