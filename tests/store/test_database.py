@@ -160,3 +160,28 @@ def test_unreachable_server_is_a_platform_error_without_password() -> None:
 def test_unopenable_sqlite_file_is_a_platform_error(tmp_path: Path) -> None:
     with pytest.raises(PlatformError, match="unable to open database file"):
         MetricStore.open(f"sqlite:///{tmp_path / 'missing' / 'assay.db'}")
+
+
+def test_the_head_revision_is_alembics_head() -> None:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    from assay.store import database
+
+    config = Config()
+    config.set_main_option("script_location", str(database._MIGRATIONS))
+    assert ScriptDirectory.from_config(config).get_current_head() == database.HEAD_REVISION
+
+
+def test_opening_a_store_at_head_does_not_import_alembic(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    MetricStore.open(url).close()  # created and migrated here
+    code = (
+        "import sys; from assay.store import MetricStore; "
+        f"MetricStore.open({url!r}).close(); print('alembic' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
