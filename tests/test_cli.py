@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from assay.cli import main
+from _invoke import assay
 
 RULES = """Rules = [
     RowCount = 3,
@@ -23,14 +23,7 @@ RULES = """Rules = [
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    argv, sys.argv = sys.argv, ["assay", *args]
-    try:
-        main()
-        code = 0
-    except SystemExit as exit_:
-        code = int(exit_.code or 0)
-    finally:
-        sys.argv = argv
+    code = assay(*args)
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 

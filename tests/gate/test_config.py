@@ -3,26 +3,18 @@ silent default (issue 8, section 7); a control CSV of 'all' rules needs no contr
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-from assay.cli import main
+from _invoke import assay as invoke
 from gate.conftest import HEADER, RULES
 
 ALL_RULES = RULES.replace(",bank,", ",all,")
 
 
 def assay(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    argv, sys.argv = sys.argv, ["assay", *args]
-    try:
-        main()
-        code = 0
-    except SystemExit as done:
-        code = int(done.code or 0)
-    finally:
-        sys.argv = argv
+    code = invoke(*args)
     return code, capsys.readouterr().err
 
 

@@ -4,7 +4,6 @@ timing, inputs and counts; a failed run leaves nothing visible but its error rec
 from __future__ import annotations
 
 import json
-import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,25 +11,13 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from assay.cli import main
+from _invoke import assay
 from assay.engine import DuckDBEngine
 from assay.errors import ConfigError, PlatformError
 from assay.lake.checksum import digest
 from assay.lang.dqdl import parse_text
 from assay.platform.flows import evaluate
 from assay.store import MetricKey, MetricStore
-
-
-def assay(*args: str) -> int:
-    """Run the ``assay`` command in process, as a user's shell would (errors mapped to exit codes)."""
-    argv, sys.argv = sys.argv, ["assay", *args]
-    try:
-        main()
-    except SystemExit as done:
-        return int(done.code or 0)
-    finally:
-        sys.argv = argv
-    return 0
 
 
 def _store(workspace: Path) -> MetricStore:
