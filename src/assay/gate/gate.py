@@ -254,17 +254,7 @@ class Gate:
             )
             if found is not None:
                 return found.properties.get("assay.run-id", str(found.snapshot_id))
-        for run in self.store.runs(self.options.table, limit=200):
-            summary = run.summary or {}
-            if (
-                run.kind == "gate"
-                and run.state == "completed"
-                and summary.get("contributor") == self.contributor
-                and (summary.get("source") or {}).get("sha256") == sha256
-                and not summary.get("duplicate_of")
-            ):
-                return run.id
-        return None
+        return publish.same_file(self.store, self.options.table, self.contributor, sha256, self.run_id)
 
     def _baseline_date(self, warehouse: Warehouse, exists: bool, dates: list[date]) -> date | None:
         if not exists or not dates:

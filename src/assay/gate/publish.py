@@ -46,7 +46,7 @@ def settle(store: MetricStore, workspace: Workspace, manifest: Manifest) -> dict
             "held_file": None,
         }
     if snapshot is None:
-        earlier = _same_file(store, table, contributor, plan["sha256"], manifest.run_id)
+        earlier = same_file(store, table, contributor, plan["sha256"], manifest.run_id)
         if earlier is not None:  # a twin run refused this very file first: this one is a duplicate
             store.settle_loads({item["id"]: "rejected" for item in loads})
             manifest.moves = []
@@ -98,7 +98,7 @@ def settle(store: MetricStore, workspace: Workspace, manifest: Manifest) -> dict
     return {"decisions": decisions}
 
 
-def _same_file(store: MetricStore, table: str, contributor: str, sha256: str, run_id: str) -> str | None:
+def same_file(store: MetricStore, table: str, contributor: str, sha256: str, run_id: str) -> str | None:
     """Another completed gate run of the same file for the same contributor, if any."""
     for run in store.runs(table, limit=500, state="completed", kind="gate"):
         summary = run.summary or {}

@@ -78,8 +78,3 @@ class QuarantineFile:
         if self._staged is not None and self._target is not None:
             self._staged.replace(self._target)
             self._staged = None
-
-    def discard(self) -> None:
-        if self._staged is not None:
-            self._staged.unlink(missing_ok=True)
-            self._staged = None

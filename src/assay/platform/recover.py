@@ -15,13 +15,20 @@ by another process); a run owned by a live process or by another host is left al
 from __future__ import annotations
 
 import shutil
-from contextlib import suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from assay.errors import AssayError
-from assay.platform.run import MANIFEST, STAGING, Manifest, abandon, owner_alive, publish
+from assay.platform.run import (
+    MANIFEST,
+    STAGING,
+    Manifest,
+    abandon,
+    owner_alive,
+    publish,
+    write_error_record,
+)
 from assay.store.records import RunRecord
 from assay.vocabulary import RunState
 
@@ -123,10 +130,7 @@ def _recover(store: MetricStore, workspace: Workspace, run: RunRecord) -> Recove
         publish(workspace, manifest)
     else:
         shutil.rmtree(workspace.root / STAGING / run.id, ignore_errors=True)
-        with suppress(OSError):  # the store's error record is the one that counts
-            workspace.write_run(
-                run.id, {"run_id": run.id, "kind": run.kind, "state": "system_error", "error": detail}
-            )
+        write_error_record(workspace, run.id, run.kind, RunState.SYSTEM_ERROR, detail)
     return Recovered(run.id, run.kind, run.dataset, action, detail)
 
 

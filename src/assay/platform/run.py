@@ -134,7 +134,6 @@ class Run:
         self.manifest = Manifest(self.id, kind, dataset)
         self._engine: Engine | None = None
         self._engine_factory = engine_factory
-        self._discard: list[Callable[[], None]] = []
 
     # --- what the run owns -------------------------------------------------------------------
 
@@ -164,10 +163,6 @@ class Run:
             (_relative(staged, self.workspace.root), _relative(target, self.workspace.root))
         )
         return staged
-
-    def on_discard(self, undo: Callable[[], None]) -> None:
-        """Something to undo in the store if the run fails before its commit."""
-        self._discard.append(undo)
 
     def write_manifest(self) -> None:
         """Make the manifest durable (written whole, then renamed, then synced)."""
@@ -294,16 +289,19 @@ class Run:
         try:
             with self.store.transaction(lock=self.dataset):
                 abandon(self.store, self.id)
-                for undo in self._discard:
-                    undo()
                 self.store.record_run(self.record({"error": self.error}))
         except AssayError:
             pass  # the store itself failed: the next run finds this one running with no owner
-        with suppress(OSError):  # the error record in the store is the one that counts
-            self.workspace.write_run(
-                self.id,
-                {"run_id": self.id, "kind": self.kind, "state": self.state.value, "error": self.error},
-            )
+        write_error_record(self.workspace, self.id, self.kind, self.state, self.error)
+
+
+def write_error_record(
+    workspace: Workspace, run_id: str, kind: str, state: RunState, error: str | None
+) -> None:
+    """``runs/<run_id>.json`` of a run that did not complete, when the disk allows: the error
+    record in the store is the one that counts."""
+    with suppress(OSError):
+        workspace.write_run(run_id, {"run_id": run_id, "kind": kind, "state": state.value, "error": error})
 
 
 def abandon(store: MetricStore, run_id: str) -> None:
