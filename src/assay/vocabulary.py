@@ -70,6 +70,7 @@ class Severity(StrEnum):
     ``soft``. Both are kept under their own names: a user's files and scripts read them."""
 
     CRITICAL = "critical"
+    ERROR = "error"  # a check document's middle severity (docs/checks.md)
     WARNING = "warning"
     HARD = "hard"
     SOFT = "soft"

@@ -53,6 +53,21 @@ def parse_text(text: str, *, filename: str = "<ruleset>") -> ParseResult:
         raise error.with_filename(filename) from None
 
 
+def parse_condition(text: str, kind: CondKind = CondKind.NUMBER) -> ast.Condition:
+    """Parse a condition on its own, as it follows a rule's name: ``> 5``, ``between 1 and 2``,
+    ``<= avg(last(7)) * 1.3``, or for ``CondKind.DURATION`` ``<= 6 hours``. Raises
+    :class:`DQDLSyntaxError` (its column counts from the condition's first character).
+
+    >>> parse_condition("between 1 and avg(last(3))").op
+    <Op.BETWEEN: 'between'>
+    """
+    parser = _Parser(text)
+    condition = parser.condition((kind,))
+    if parser.tok.type is not T.EOF:
+        raise parser.error(f"unexpected {parser.tok.describe()} after the condition")
+    return condition
+
+
 class _Parser:
     def __init__(self, text: str) -> None:
         lexer = Lexer(text)
