@@ -16,6 +16,7 @@ from alembic.runtime.migration import MigrationContext
 import assay.store
 from assay.errors import ConfigError, PlatformError
 from assay.store import MetricKey, MetricStore, schema
+from assay.store.database import HEAD_REVISION
 from pgserver import PostgresServer, free_port
 
 TABLES = {
@@ -30,6 +31,7 @@ TABLES = {
     "judgements",
     "decisions",
     "decision_sources",
+    "check_outcomes",
 }
 MAY_1 = datetime(2024, 5, 1, tzinfo=UTC)
 
@@ -62,7 +64,7 @@ def test_open_creates_the_schema_from_empty(store_url: str, engine: sa.Engine) -
     assert sa.inspect(engine).get_table_names() == []
     MetricStore.open(store_url).close()
     assert set(sa.inspect(engine).get_table_names()) == TABLES | {schema.VERSION_TABLE}
-    assert versions(engine) == ["0004"]
+    assert versions(engine) == [HEAD_REVISION]
 
 
 def test_migrations_create_what_the_code_expects(store: MetricStore, engine: sa.Engine) -> None:
@@ -87,7 +89,7 @@ def test_opening_again_keeps_the_data(store_url: str, engine: sa.Engine) -> None
         store.save_metrics(load, {MetricKey.dataset("RowCount"): 3.0})
     with MetricStore.open(store_url) as store:
         assert store.metrics_of(load) == {MetricKey.dataset("RowCount"): 3.0}
-    assert versions(engine) == ["0004"]
+    assert versions(engine) == [HEAD_REVISION]
 
 
 def test_a_schema_newer_than_the_code_is_a_platform_error(store: MetricStore, engine: sa.Engine) -> None:

@@ -83,8 +83,8 @@ def open_database(url: URL) -> Engine:
     :data:`CONNECT_ATTEMPTS` attempts or cannot be migrated.
 
     >>> engine = open_database(store_url("sqlite://", workspace=None))
-    >>> sorted(sa.inspect(engine).get_table_names())[:2]
-    ['assay_alembic_version', 'datasets']
+    >>> {"assay_alembic_version", "datasets"} <= set(sa.inspect(engine).get_table_names())
+    True
     """
     try:
         engine = _ENGINES[url.get_backend_name()](url)
@@ -138,7 +138,7 @@ def _connect(engine: Engine, url: URL) -> Connection:
         attempt += 1
 
 
-HEAD_REVISION = "0004"
+HEAD_REVISION = "0005"
 """The newest migration (a test checks it against Alembic's head): a store already there is
 opened without importing Alembic, which costs a tenth of a second on every command."""
 

@@ -30,6 +30,7 @@ from sqlalchemy.exc import DBAPIError
 from assay.errors import ConfigError, PlatformError
 from assay.store import schema
 from assay.store.database import describe_error, display_url, open_database, store_url
+from assay.store.checks import CheckRecords
 from assay.store.profiles import ProfileRecords, lock_dataset, refresh_after
 from assay.store.records import (
     LOAD_STATUSES,
@@ -41,7 +42,7 @@ from assay.store.records import (
 )
 
 
-class MetricStore(ProfileRecords):
+class MetricStore(ProfileRecords, CheckRecords):
     """Keeps every metric assay measures, keyed by dataset, load and :class:`MetricKey`.
 
     Open one with :meth:`open` and close it (or use it as a context manager). It holds a

@@ -20,11 +20,12 @@ from typing import Any
 from assay.errors import ConfigError
 from assay.vocabulary import Outcome, RunState
 
-ENTITIES = ("Dataset", "Column", "Multicolumn")
-"""What a metric is about: the whole load, one column, or several columns together."""
+ENTITIES = ("Dataset", "Column", "Multicolumn", "Group")
+"""What a metric is about: the whole load, one column, several columns together, or (a check
+document's dimensions) the rows of one group, whose instance is the group as canonical JSON."""
 
-RUN_KINDS = ("dqdl", "gate", "profile")
-"""What a run executed: a DQDL ruleset, the ingestion gate, or a profile."""
+RUN_KINDS = ("dqdl", "gate", "profile", "check")
+"""What a run executed: a DQDL ruleset, the ingestion gate, a profile, or a check document."""
 
 LOAD_STATUSES = ("pending", "current", "rejected", "superseded")
 """A load waits for its run to settle (``pending``: no history reads it), stands (``current``), was

@@ -6,8 +6,8 @@ Constraint and index names follow :data:`NAMING_CONVENTION` so that later migrat
 them on both backends.
 
 >>> sorted(metadata.tables)  # doctest: +NORMALIZE_WHITESPACE
-['datasets', 'decision_sources', 'decisions', 'judgements', 'load_columns', 'load_values',
- 'loads', 'metrics', 'outcomes', 'runs', 'value_sets']
+['check_outcomes', 'datasets', 'decision_sources', 'decisions', 'judgements', 'load_columns',
+ 'load_values', 'loads', 'metrics', 'outcomes', 'runs', 'value_sets']
 """
 
 from __future__ import annotations
@@ -239,4 +239,31 @@ decision_sources = sa.Table(
     sa.Column("decision_id", sa.Integer, sa.ForeignKey("decisions.id"), primary_key=True),
     sa.Column("source", sa.String(200), primary_key=True),
     sa.Column("rows", sa.BigInteger, nullable=False),
+)
+
+# --- check documents (migration 0005) -----------------------------------------------------------
+
+# One outcome of a check run per expectation and group ('' for the total); ``at`` is the run's
+# logical time, so that an expectation's history reads in the order of the data, not of the runs.
+check_outcomes = sa.Table(
+    "check_outcomes",
+    metadata,
+    sa.Column("run_id", sa.String(36), sa.ForeignKey("runs.id"), nullable=False),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("dataset_id", sa.Integer, sa.ForeignKey("datasets.id"), nullable=False),
+    sa.Column("at", UTCDateTime, nullable=False),
+    sa.Column("expectation", sa.String(200), nullable=False),
+    sa.Column("group_key", sa.Text, nullable=False, server_default=""),
+    sa.Column("outcome", sa.String(20), nullable=False),
+    sa.Column("severity", sa.String(20), nullable=False),
+    sa.Column("mode", sa.String(20), nullable=False),
+    sa.Column("owner", sa.String(200)),
+    sa.Column("observed", sa.Double),
+    sa.Column("expected", sa.JSON(none_as_null=True)),
+    sa.Column("message", sa.Text),
+    sa.Column("reason", sa.String(40)),
+    sa.Column("attempts", sa.Integer, nullable=False, server_default="1"),
+    sa.Column("detail", sa.JSON(none_as_null=True)),
+    sa.PrimaryKeyConstraint("run_id", "position"),
+    sa.Index(None, "dataset_id", "expectation", "at"),
 )
