@@ -49,7 +49,8 @@ class CheckRecords:
         >>> from assay.store import MetricKey, MetricStore
         >>> with MetricStore.open("sqlite://") as store:
         ...     for day in (1, 2):
-        ...         load = store.create_load("t", partition="daily", logical_time=datetime(2026, 1, day, tzinfo=UTC))
+        ...         at = datetime(2026, 1, day, tzinfo=UTC)
+        ...         load = store.create_load("t", partition="daily", logical_time=at)
         ...         store.save_metrics(load, {MetricKey.dataset("row_count"): 10.0 * day})
         ...     series = store.metric_series("t", partition="daily", names={"row_count"},
         ...                                  before=datetime(2026, 1, 3, tzinfo=UTC))

@@ -29,8 +29,8 @@ from sqlalchemy.exc import DBAPIError
 
 from assay.errors import ConfigError, PlatformError
 from assay.store import schema
-from assay.store.database import describe_error, display_url, open_database, store_url
 from assay.store.checks import CheckRecords
+from assay.store.database import describe_error, display_url, open_database, store_url
 from assay.store.profiles import ProfileRecords, lock_dataset, refresh_after
 from assay.store.records import (
     LOAD_STATUSES,
