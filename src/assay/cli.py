@@ -881,3 +881,13 @@ def main() -> None:
         failure = as_assay_error(error, "assay")
         sys.stderr.write(f"error: {failure} (set ASSAY_DEBUG=1 for the traceback)\n")
         sys.exit(failure.exit_code)
+
+
+def _register_check_app() -> None:
+    # At the end, so that the check commands' module can use this one's options and consoles.
+    from assay._cli_check import check_app
+
+    app.add_typer(check_app, name="check")
+
+
+_register_check_app()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import duckdb
@@ -185,6 +186,18 @@ class DuckDBEngine(Engine):
         self._lock = threading.Lock()
         self._keep: list[object] = []
         self._rejects = 0
+
+    def attach(self, path: Path | str, alias: str) -> None:
+        """Attach a DuckDB database file, read-only, as catalog ``alias`` (a check document's
+        ``duckdb`` source); the statement is built as a tree, never from the path's text."""
+        attach = exp.Attach(
+            this=exp.alias_(exp.Literal.string(str(path)), alias),
+            expressions=[exp.AttachOption(this=exp.var("READ_ONLY"))],
+        )
+        try:
+            self.con.execute(attach.sql(dialect=self.dialect))
+        except duckdb.Error as error:
+            raise EngineError(_one_line(error)) from None
 
     def register_arrow(self, name: str, data: pa.Table | pa.RecordBatchReader) -> None:
         self._keep.append(data)

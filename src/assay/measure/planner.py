@@ -11,7 +11,7 @@ result (Deequ's `Try` per metric, applied to SQL).
 from __future__ import annotations
 
 import decimal
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,17 +144,30 @@ class ScanPlan:
             .group_by(*(k.copy() for k in keys))
         )
 
-    def _measure(self, engine: Engine, slots: list[str] | None = None) -> dict[str, Any]:
+    def statement(
+        self, slots: list[str] | None = None
+    ) -> tuple[exp.Select, Callable[[Mapping[str, Any]], dict[str, Any]]]:
+        """The query computing ``slots`` (all by default), and the function that turns its one
+        row into slot values: for a caller that runs the query inside a larger statement (a
+        check document's profile joins its DQDL rules' scan to its own)."""
         query, placed = self._build(slots)
-        row = dict(_first_row(engine.query(query)))
-        lists = {name: row.pop(name, None) for name in {p.column for p in placed.values()}}
-        found = {
-            name: {(item["i"], k): value for item in items or [] for k, value in item.items() if k != "i"}
-            for name, items in lists.items()
-        }
-        for slot, where in placed.items():
-            row[slot] = found[where.column].get((where.position, where.field), where.empty)
-        return row
+
+        def decode(found_row: Mapping[str, Any]) -> dict[str, Any]:
+            row = dict(found_row)
+            lists = {name: row.pop(name, None) for name in {p.column for p in placed.values()}}
+            found = {
+                name: {(item["i"], k): value for item in items or [] for k, value in item.items() if k != "i"}
+                for name, items in lists.items()
+            }
+            for slot, where in placed.items():
+                row[slot] = found[where.column].get((where.position, where.field), where.empty)
+            return row
+
+        return query, decode
+
+    def _measure(self, engine: Engine, slots: list[str] | None = None) -> dict[str, Any]:
+        query, decode = self.statement(slots)
+        return decode(_first_row(engine.query(query)))
 
     def run(self, engine: Engine) -> Measurements:
         """Measure everything in one query; on failure, measure each group on its own."""

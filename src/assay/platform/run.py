@@ -208,6 +208,7 @@ class Run:
         summary: Mapping[str, Any] | None = None,
         outcomes: Sequence[OutcomeRecord] = (),
         load_id: int | None = None,
+        state: RunState = RunState.COMPLETED,
     ) -> dict[str, Any]:
         """The run's store commit: ``settle`` (the flow's store writes, returning changes to the
         summary) and the run's completed record in one transaction holding the dataset; then the
@@ -215,7 +216,7 @@ class Run:
 
         For a run without a store (an ad-hoc ``dqdl run``) only the publishing is done."""
         with nullcontext() if self.store is None else self.store.transaction(lock=self.dataset):
-            payload = self.complete(settle, summary=summary, outcomes=outcomes, load_id=load_id)
+            payload = self.complete(settle, summary=summary, outcomes=outcomes, load_id=load_id, state=state)
         self.committed = True
         checkpoint("after-settle")
         self.publish()
@@ -228,8 +229,10 @@ class Run:
         summary: Mapping[str, Any] | None = None,
         outcomes: Sequence[OutcomeRecord] = (),
         load_id: int | None = None,
+        state: RunState = RunState.COMPLETED,
     ) -> dict[str, Any]:
-        """Settle and record the run as completed, inside the caller's store transaction (a
+        """Settle and record the run as completed (or, for a check run whose every profile failed
+        after its retries, as ``system_error`` with its outcomes), inside the caller's store transaction (a
         profile's, whose writes and judgement are one transaction already). The run counts as
         committed only once that transaction has: the caller sets :attr:`committed` then."""
         self.phase = "committing"
@@ -238,8 +241,8 @@ class Run:
         updates = settle() if settle is not None else None
         payload.update(updates or {})
         if self.store is not None:
-            self.store.record_run(self.record(payload, outcomes, load_id, state=RunState.COMPLETED))
-        self.state = RunState.COMPLETED
+            self.store.record_run(self.record(payload, outcomes, load_id, state=state))
+        self.state = state
         return payload
 
     def publish(self) -> None:

@@ -391,24 +391,27 @@ class MetricStore(ProfileRecords, CheckRecords):
                         f"run {run.id}: load {run.load_id} is not a load of dataset {run.dataset!r}"
                     )
             connection.execute(sa.delete(schema.outcomes).where(schema.outcomes.c.run_id == run.id))
-            connection.execute(sa.delete(schema.runs).where(schema.runs.c.id == run.id))
-            connection.execute(
-                sa.insert(schema.runs),
-                {
-                    "id": run.id,
-                    "kind": run.kind,
-                    "dataset_id": dataset_id,
-                    "load_id": run.load_id,
-                    "state": run.state,
-                    "started_at": run.started_at,
-                    "finished_at": run.finished_at,
-                    "summary": _json_safe(run.summary, f"run {run.id} summary"),
-                    "inputs": _json_safe(list(run.inputs), f"run {run.id} inputs") if run.inputs else None,
-                    "counts": _json_safe(run.counts, f"run {run.id} counts"),
-                    "error": run.error,
-                    "owner": run.owner,
-                },
+            values = {
+                "id": run.id,
+                "kind": run.kind,
+                "dataset_id": dataset_id,
+                "load_id": run.load_id,
+                "state": run.state,
+                "started_at": run.started_at,
+                "finished_at": run.finished_at,
+                "summary": _json_safe(run.summary, f"run {run.id} summary"),
+                "inputs": _json_safe(list(run.inputs), f"run {run.id} inputs") if run.inputs else None,
+                "counts": _json_safe(run.counts, f"run {run.id} counts"),
+                "error": run.error,
+                "owner": run.owner,
+            }
+            # Updated in place, not deleted and inserted again: other tables (a check run's
+            # outcomes) refer to the run's row.
+            updated = connection.execute(
+                sa.update(schema.runs).where(schema.runs.c.id == run.id).values(values)
             )
+            if not updated.rowcount:
+                connection.execute(sa.insert(schema.runs), values)
             if run.outcomes:
                 connection.execute(
                     sa.insert(schema.outcomes),

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from sqlglot import exp
+
+from assay.judge import verdicts
+from assay.judge.evaluation import Evaluation
 from assay.lang.dqdl import ast
 from assay.lang.dqdl.errors import DQDLSyntaxError
 from assay.lang.dqdl.parser import parse_text
+from assay.measure import Measurements, ScanPlan
+from assay.rules.compiler import CompiledRule, compile_rule
+from assay.rules.plan import Context, LeafPlan
+from assay.store import MetricKey
+from assay.vocabulary import Outcome
 
 _PREFIX = "Rules = [ "
 
@@ -28,3 +41,79 @@ def parse_rule(text: str) -> ast.Ruleset:
     if len(ruleset.rules or ()) != 1:
         raise RuleError("write one rule per expectation")
     return ruleset
+
+
+class CompiledRules:
+    """The DQDL ``rule`` expectations of one profile, compiled against its rows (the view
+    ``primary``) into one scan, whose statement the profile's query joins (one query in all)."""
+
+    def __init__(self, rules: Mapping[str, ast.Ruleset], ctx: Context) -> None:
+        self.ctx = ctx
+        self.rules = dict(rules)
+        self.compiled: dict[str, CompiledRule] = {
+            eid: compile_rule(ruleset.rules[0], ctx, i) for i, (eid, ruleset) in enumerate(self.rules.items())
+        }
+        self.scan: ScanPlan = ctx.scan
+        self.decode: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
+
+    def statement(self) -> exp.Select | None:
+        if not self.scan.requests:
+            return None
+        query, self.decode = self.scan.statement()
+        return query
+
+    @property
+    def slots(self) -> list[str]:
+        return list(self.scan.requests)
+
+    def measurements(self, row: Mapping[str, Any], errors: Mapping[str, str] | None = None) -> Measurements:
+        values = self.decode(row) if self.decode is not None else dict(row)
+        return Measurements(
+            values={k: v for k, v in values.items() if k in self.scan.requests}, errors=dict(errors or {})
+        )
+
+    def values(self, measured: Measurements) -> dict[int, dict[str, float | None] | str]:
+        plans = [plan for rule in self.compiled.values() for plan in rule.leaves.values()]
+        return {id(plan): Evaluation._values(plan, measured) for plan in plans}
+
+    def stored(self, measured: Measurements) -> dict[MetricKey, float | None]:
+        """The rules' metrics, keyed as a DQDL evaluation stores them."""
+        out: dict[MetricKey, float | None] = {}
+        values = self.values(measured)
+        for rule in self.compiled.values():
+            for plan in rule.leaves.values():
+                found = values[id(plan)]
+                if isinstance(found, str) or plan.error:
+                    continue
+                for spec in plan.metrics:
+                    value = found.get(spec.display)
+                    out[spec.stored] = value if value is None or math.isfinite(value) else None
+        return out
+
+    def judge(
+        self, eid: str, measured: Measurements, history: Callable[[MetricKey, int], list[float]]
+    ) -> tuple[Outcome, str | None, dict[str, float | None]]:
+        """The rule's outcome, message and metric values."""
+        compiled = self.compiled[eid]
+        values = self.values(measured)
+
+        def leaf(plan: LeafPlan) -> verdicts.Judgement:
+            if plan.error is not None:
+                return verdicts.Judgement(verdicts.ERROR, plan.error)
+            found = values[id(plan)]
+            if isinstance(found, str):
+                return verdicts.Judgement(verdicts.ERROR, f"The rule could not be measured: {found}")
+            return verdicts.judge(plan.verdict, found, history)
+
+        def node(item: ast.RuleNode) -> verdicts.Judgement:
+            if isinstance(item, ast.Rule):
+                return leaf(compiled.leaves[id(item)])
+            return verdicts.combine(item.op, [node(child) for child in item.children])
+
+        judgement = node(compiled.node)
+        metrics: dict[str, float | None] = {}
+        for plan in compiled.leaves.values():
+            found = values[id(plan)]
+            if isinstance(found, dict):
+                metrics.update({m.display: found[m.display] for m in plan.metrics})
+        return Outcome.from_glue(judgement.outcome), judgement.message, metrics

@@ -1,0 +1,309 @@
+"""``assay check``: the commands of check documents (validate, run, history, plan, export, import).
+
+Imported by :mod:`assay.cli` (which registers :data:`check_app`); argument parsing and rendering
+only, as in ``cli.py``: the work is in :mod:`assay.platform.checks`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from assay.cli import StoreOption, WorkspaceOption, _write_json, err, out
+from assay.errors import ConfigError
+from assay.workspace import Workspace, store_url
+
+if TYPE_CHECKING:
+    from assay.platform.checks.document import Document
+
+check_app = typer.Typer(
+    help="Check documents (kind: DatasetChecks): what to measure, what makes it wrong.", no_args_is_help=True
+)
+
+DocArgument = Annotated[
+    Path, typer.Argument(metavar="DOC", help="A check document (YAML, kind: DatasetChecks).")
+]
+
+_STYLE = {
+    "passed": "green",
+    "failed": "red",
+    "config_error": "yellow",
+    "system_error": "magenta",
+    "skipped": "dim",
+}
+
+
+def _load(doc: Path) -> Document:
+    """The document, or exit 2 with every mistake on its own line (file:line:col: message)."""
+    from assay.platform.checks.document import DocumentError, load_document
+
+    try:
+        return load_document(doc)
+    except DocumentError as error:
+        for problem in error.problems:
+            sys.stderr.write(f"{problem}\n")
+        noun = "mistake" if len(error.problems) == 1 else "mistakes"
+        sys.stderr.write(f"{doc}: {len(error.problems)} {noun}; nothing was run\n")
+        raise typer.Exit(2) from None
+
+
+@check_app.command("validate")
+def check_validate(
+    doc: DocArgument,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print what the document declares as JSON.")
+    ] = False,
+) -> None:
+    """Check DOC without reading any data; exit 2 listing every mistake as file:line:col: message."""
+    document = _load(doc)
+    metrics = sum(len(p.specs()) for p in document.profiles)
+    if json_out:
+        payload = {
+            "document": str(doc),
+            "valid": True,
+            "dataset": document.dataset.name,
+            "profiles": [p.id for p in document.profiles],
+            "metrics": metrics,
+            "expectations": [e.id for e in document.expectations],
+        }
+        _write_json("-", payload)
+        return
+    out.print(
+        f"{doc}: valid; dataset {document.dataset.name}, {len(document.profiles)} profile(s), "
+        f"{metrics} metric(s), {len(document.expectations)} expectation(s)",
+        highlight=False,
+    )
+
+
+@check_app.command("run")
+def check_run(
+    doc: DocArgument,
+    at: Annotated[
+        str | None,
+        typer.Option(help="The run's logical date or date-time: its slice of rows and its point in history."),
+    ] = None,
+    now: Annotated[
+        str | None,
+        typer.Option(
+            help="The run's clock (ISO-8601), for freshness and now() in filters.", show_default="now"
+        ),
+    ] = None,
+    workspace: WorkspaceOption = None,
+    store: StoreOption = None,
+    only: Annotated[
+        list[str] | None, typer.Option("--only", help="Run only this expectation id (repeatable).")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Measure and judge, record nothing; show the rows flagged.")
+    ] = False,
+    retries: Annotated[
+        int | None,
+        typer.Option(
+            min=0, help="Retries after a system error.", show_default="the document's retry.attempts - 1"
+        ),
+    ] = None,
+    backoff: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            help="Seconds before the first retry (doubling).",
+            show_default="the document's retry.backoff",
+        ),
+    ] = None,
+    json_out: Annotated[
+        str | None, typer.Option("--json", metavar="OUT", help="Write the run's JSON to OUT ('-': stdout).")
+    ] = None,
+    fail_on: Annotated[
+        str | None,
+        typer.Option(
+            help="Exit 1 when an enforced expectation of this severity or worse failed (critical, error, warning).",
+            show_default="never",
+        ),
+    ] = None,
+) -> None:
+    """Run DOC: measure each profile in one query, store the metrics, judge every expectation from
+    stored numbers. Exit 0 completed, 1 --fail-on reached, 2 invalid document, 3 system error."""
+    from assay._render import progress
+    from assay.platform.checks.runner import failing_severities, run_document
+    from assay.store import MetricStore
+
+    if fail_on is not None:
+        from assay.platform.checks.document import SEVERITIES
+
+        if fail_on not in SEVERITIES:
+            raise ConfigError(f"--fail-on must be one of {', '.join(SEVERITIES)}, not '{fail_on}'")
+    document = _load(doc)
+    space = Workspace(workspace)
+    space.ensure()
+    with (
+        MetricStore.open(store_url(store), workspace=space.root) as metric_store,
+        progress(err, f"Checking {document.dataset.name}"),
+    ):
+        result = run_document(
+            document,
+            doc,
+            at=at,
+            now=now,
+            store=metric_store,
+            workspace=space,
+            only=tuple(only or ()),
+            dry_run=dry_run,
+            retries=retries,
+            backoff=backoff,
+        )
+    payload = result.to_dict()
+    if json_out is not None:
+        _write_json(json_out, payload)
+    if json_out != "-":
+        _print_run(payload)
+    if result.state == "system_error":
+        sys.stderr.write(f"error: {result.error or 'the run could not measure'}\n")
+        raise typer.Exit(3)
+    if fail_on is not None and failing_severities(result, fail_on):
+        raise typer.Exit(1)
+
+
+def _print_run(payload: dict[str, Any]) -> None:
+    title = f"{payload['dataset']} at {payload['at']}" + (
+        " (dry run: nothing recorded)" if payload["dry_run"] else ""
+    )
+    table = Table(title=title, title_justify="left", show_lines=False)
+    for name in ("expectation", "group", "outcome", "severity", "observed", "owner"):
+        table.add_column(name, overflow="fold")
+    for item in payload["outcomes"]:
+        style = _STYLE.get(item["outcome"], "")
+        outcome = item["outcome"] + (f" ({item['reason']})" if item.get("reason") else "")
+        if item["mode"] == "advisory":
+            outcome += " [advisory]"
+        group = ", ".join(f"{k}={v}" for k, v in (item.get("group") or {}).items())
+        observed = "" if item.get("observed") is None else f"{item['observed']:,.4g}"
+        table.add_row(
+            escape(item["expectation"]),
+            escape(group),
+            f"[{style}]{escape(outcome)}[/{style}]" if style else escape(outcome),
+            item["severity"],
+            observed,
+            escape(item.get("owner") or ""),
+        )
+    out.print(table)
+    for item in payload["outcomes"]:
+        if item["outcome"] != "passed":
+            group = ", ".join(f"{k}={v}" for k, v in (item.get("group") or {}).items())
+            where = f" [{group}]" if group else ""
+            out.print(
+                f"  {escape(item['expectation'])}{escape(where)}: {escape(item.get('message') or '')}",
+                highlight=False,
+            )
+        for cause in item.get("explained_by") or []:
+            out.print(
+                f"  {escape(item['expectation'])}: {escape(cause['dimension'])}={escape(str(cause['value']))} "
+                f"explains {cause['share']:.0%} of the change ({cause['baseline']:,.4g} -> {cause['observed']:,.4g})",
+                highlight=False,
+            )
+        if item.get("samples"):
+            out.print(
+                f"  {escape(item['expectation'])}: {len(item['samples'])} sample row(s) flagged",
+                highlight=False,
+            )
+    s = payload["summary"]
+    rate = "n/a" if s["pass_rate"] is None else f"{s['pass_rate']:.2f}"
+    evaluation = "n/a" if s["evaluation_rate"] is None else f"{s['evaluation_rate']:.2f}"
+    out.print(
+        f"[green]{s['passed']} passed[/green], [red]{s['failed']} failed[/red], "
+        f"[yellow]{s['config_error']} config error[/yellow], [magenta]{s['system_error']} system error[/magenta], "
+        f"{s['skipped']} skipped; pass rate {rate}, evaluation rate {evaluation}; "
+        f"queries: {payload['queries']['measure']} to measure, {payload['queries']['judge']} to judge",
+        highlight=False,
+    )
+
+
+@check_app.command("history")
+def check_history(
+    doc: DocArgument,
+    expectation: Annotated[str | None, typer.Option(help="Only this expectation's outcomes.")] = None,
+    group: Annotated[
+        list[str] | None,
+        typer.Option("--group", metavar="K=V", help="Only this group's outcomes (repeatable)."),
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the history as JSON.")] = False,
+    workspace: WorkspaceOption = None,
+    store: StoreOption = None,
+) -> None:
+    """The recorded runs of DOC's dataset, oldest first: states, outcomes, observed and expected
+    values. Dry runs never appear."""
+    from assay.platform.checks.history import history
+    from assay.store import MetricStore
+
+    document = _load(doc)
+    wanted: dict[str, str] = {}
+    for item in group or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--group {item!r}: write --group KEY=VALUE")
+        wanted[key] = value
+    if expectation is not None and expectation not in {e.id for e in document.expectations}:
+        raise ConfigError(f"--expectation: no expectation '{expectation}' in {doc}")
+    space = Workspace(workspace)
+    with MetricStore.open(store_url(store), workspace=space.root) as metric_store:
+        payload = history(metric_store, document.dataset.name, expectation=expectation, group=wanted)
+    if json_out:
+        sys.stdout.write(json.dumps(payload, indent=2, sort_keys=False, allow_nan=False) + "\n")
+        return
+    table = Table(title=f"{document.dataset.name}: {len(payload['runs'])} run(s)", title_justify="left")
+    for name in ("at", "state", "expectation", "group", "outcome", "observed", "expected"):
+        table.add_column(name, overflow="fold")
+    for run in payload["runs"]:
+        for item in run["outcomes"] or [{"expectation": "", "group": None, "outcome": "", "observed": None}]:
+            group_text = ", ".join(f"{k}={v}" for k, v in (item.get("group") or {}).items())
+            expected = item.get("expected") or {}
+            table.add_row(
+                escape(str(run["at"])),
+                run["state"],
+                escape(item["expectation"]),
+                escape(group_text),
+                item["outcome"],
+                "" if item.get("observed") is None else f"{item['observed']:,.4g}",
+                escape(
+                    ", ".join(
+                        f"{k} {v:,.4g}" if isinstance(v, float | int) else f"{k} {v}"
+                        for k, v in expected.items()
+                    )
+                ),
+            )
+    out.print(table)
+
+
+@check_app.command("plan")
+def check_plan(
+    doc: DocArgument,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+    at: Annotated[str | None, typer.Option(help="The logical date the plan's slice would read.")] = None,
+    workspace: WorkspaceOption = None,
+) -> None:
+    """What each profile of DOC will measure, the one query it will send (SQL), and which
+    expectations read which metric. Reads the source's schema only; nothing runs."""
+    from assay.platform.checks.history import plan
+
+    document = _load(doc)
+    payload = plan(document, doc, at=at, workspace=Workspace(workspace))
+    if json_out:
+        _write_json("-", payload)
+        return
+    for item in payload["profiles"]:
+        out.print(f"[bold]profile {escape(item['id'])}[/bold] on {escape(item['source'])}", highlight=False)
+        for metric in item["metrics"]:
+            readers = ", ".join(metric["expectations"]) or "no expectation"
+            error = f"  [yellow]{escape(metric['error'])}[/yellow]" if metric.get("error") else ""
+            out.print(f"  {escape(metric['metric'])}: read by {escape(readers)}{error}", highlight=False)
+        if item.get("rules"):
+            out.print(f"  DQDL rules in the same scan: {escape(', '.join(item['rules']))}", highlight=False)
+        if item.get("error"):
+            out.print(f"  [yellow]{escape(item['error'])}[/yellow]", highlight=False)
+        if item.get("sql"):
+            out.print(item["sql"], highlight=False, markup=False)

@@ -1,0 +1,87 @@
+"""The demo's check document: executed trades, 30 daily loads, judged from stored metrics.
+
+:func:`generate` writes one Parquet file per trading day (about 600 fills in three regions and
+six venues) and the check document ``checks/trades.yaml`` (shipped in ``assay/demo/data``).
+The days are ordinary except the last, when the EU's volume drops by more than half (one venue
+stopped sending) and a few fills settle before they were executed: the run of that day fails the
+EU's group of ``region-volume`` (and no other region), the total's ``total-volume`` names the EU
+as the change, and ``settle-after-exec`` shows the offending rows. One expectation is broken on
+purpose (a column that does not exist): a ``config_error`` for its author, never a failure.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+from datetime import UTC, date, datetime, time, timedelta
+from importlib import resources
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+START = date(2026, 11, 1)
+DAYS = 30
+REGIONS = {"EU": ("XETR", "XPAR"), "US": ("NYSE", "NASDAQ"), "APAC": ("HKEX", "TSE")}
+VOLUME = {"EU": 240, "US": 260, "APAC": 110}  # fills a day, before noise
+DOCUMENT = "trades.yaml"
+
+
+def days(count: int = DAYS) -> list[date]:
+    return [START + timedelta(days=i) for i in range(count)]
+
+
+def clock(day: date) -> datetime:
+    """The run's clock for a day's load: 03:00 UTC the next morning."""
+    return datetime.combine(day + timedelta(days=1), time(3, 0), UTC)
+
+
+def generate(root: Path, count: int = DAYS, *, regression: bool = True) -> Path:
+    """Write ``count`` days of trades under ``root/data/trades`` and the check document under
+    ``root/checks``; returns the document's path. The last day carries the regression."""
+    folder = root / "data" / "trades"
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, day in enumerate(days(count)):
+        last = regression and i == count - 1
+        pq.write_table(
+            _day(day, random.Random(day.toordinal()), regressed=last), folder / f"trades-{day}.parquet"
+        )
+    checks = root / "checks"
+    checks.mkdir(parents=True, exist_ok=True)
+    with resources.as_file(resources.files("assay.demo") / "data" / DOCUMENT) as source:
+        shutil.copyfile(source, checks / DOCUMENT)
+    return checks / DOCUMENT
+
+
+def _day(day: date, rng: random.Random, *, regressed: bool) -> pa.Table:
+    rows: dict[str, list[object]] = {
+        name: []
+        for name in (
+            "trade_id", "trade_date", "region", "venue", "customer_id", "email", "fee", "amount",
+            "is_test", "executed_at", "settled_at", "updated_at",
+        )
+    }  # fmt: skip
+    start = datetime.combine(day, time(0), UTC)
+    for region, venues in REGIONS.items():
+        count = int(VOLUME[region] * rng.uniform(0.93, 1.07))
+        for n in range(count):
+            venue = venues[n % 2]
+            if regressed and region == "EU" and venue == "XPAR":
+                continue  # the venue stopped sending
+            executed = start + timedelta(seconds=rng.randrange(8 * 3600, 20 * 3600))
+            settled = executed + timedelta(seconds=rng.randrange(1, 7200))
+            if regressed and n < 3 and region == "US":
+                settled = executed - timedelta(seconds=60 * (n + 1))
+            rows["trade_id"].append(f"{day:%Y%m%d}-{region}-{n:04d}")
+            rows["trade_date"].append(day)
+            rows["region"].append(region)
+            rows["venue"].append(venue)
+            rows["customer_id"].append(f"C{rng.randrange(1, 400):04d}")
+            rows["email"].append(None if rng.random() < 0.002 else f"c{rng.randrange(1, 400)}@example.com")
+            rows["fee"].append(None if rng.random() < 0.01 else round(rng.uniform(0.5, 12.0), 2))
+            rows["amount"].append(round(rng.lognormvariate(8, 1), 2))
+            rows["is_test"].append(rng.random() < 0.01)
+            rows["executed_at"].append(executed)
+            rows["settled_at"].append(settled)
+            rows["updated_at"].append(min(settled, start + timedelta(hours=23, minutes=30)))
+    return pa.table(rows)

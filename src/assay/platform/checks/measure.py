@@ -1,0 +1,501 @@
+"""Measure one profile of a check document: ONE query, every metric, every dimension grouping.
+
+The source is registered as ``__source``; the rows a run measures (its slice of the logical date,
+passed through the profile's ``filter``) are the view ``primary``. The one statement computes:
+
+- every declared metric over ``primary``, for the total and for each value of each dimension
+  (``GROUP BY GROUPING SETS``), the groups of each dimension capped at ``top_k`` by rows;
+- the metrics of the profile's DQDL ``rule`` expectations (the rules' own one-scan plan, as a
+  subquery), so a DQDL rule joins the same scan;
+- the sample rows of ``count_where`` metrics that ask for them (a ``LIMIT``-ed subquery).
+
+A metric the document declares but the data cannot answer (an unknown column, ``mean`` of a text
+column, a condition that does not parse) is left out of the statement and reported in
+``errors``: its expectations are ``config_error`` and the others still run. A filter or slice
+that cannot apply fails the profile as a whole (``failure``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import glob
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from sqlglot import exp
+
+from assay.engine import Engine, EngineError
+from assay.engine.base import Column
+from assay.errors import ConfigError
+from assay.lake.readers import Registered, file_format, register
+from assay.lang import sqlsafe
+from assay.platform.checks.document import Document, MetricSpec, Profile
+from assay.store.checks import group_key
+
+SOURCE = "__source"
+ROWS = "primary"
+_ROWCOUNT = "__rows"
+
+Group = tuple[tuple[str, Any], ...]
+"""A group's dimension values in dimension order; ``()`` is the total."""
+
+
+@dataclass
+class Sample:
+    """Rows a ``count_where`` condition flagged: up to ``sample_rows`` of them."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class ProfileMeasurement:
+    """What one profile measured on one run."""
+
+    profile: Profile
+    values: dict[tuple[str, Group], float | None] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)  # metric key -> why it could not be measured
+    failure: str | None = None  # the whole profile could not be measured (its filter, its slice)
+    missing: str | None = None  # the source or the slice has no rows: upstream_missing
+    samples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    dqdl: dict[str, Any] = field(default_factory=dict)  # slot -> value of the DQDL rules' scan
+    dqdl_errors: dict[str, str] = field(default_factory=dict)
+    groups: dict[tuple[str, ...], list[Group]] = field(default_factory=dict)  # grouping -> its groups
+    dropped: dict[str, int] = field(default_factory=dict)  # dimension -> groups beyond top_k
+    rows: int | None = None
+    statement: exp.Select | None = None
+
+    def value(self, key: str, group: Group = ()) -> float | None:
+        return self.values.get((key, group))
+
+
+# --- the source ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OpenedSource:
+    registered: Registered | None  # None: the source is absent (no file matches)
+    description: str
+    paths: tuple[Path, ...] = ()
+    missing: str | None = None
+
+
+def open_source(engine: Engine, document: Document, *, base: Path, workspace: Path | None) -> OpenedSource:
+    """Register the document's source with ``engine`` as ``__source``. Files are relative to
+    the document's folder; a glob that matches nothing is an absent source (upstream_missing)."""
+    source = document.dataset.source
+    if source.path is not None:
+        pattern = source.path if Path(source.path).is_absolute() else str(base / source.path)
+        matches = sorted(Path(p) for p in glob.glob(pattern)) if glob.has_magic(pattern) else [Path(pattern)]
+        matches = [p for p in matches if p.exists()]
+        if not matches:
+            return OpenedSource(None, source.path, missing=f"no file matches {source.path}")
+        return OpenedSource(_register_files(engine, matches), source.path, tuple(matches))
+    if source.iceberg is not None:
+        from assay.lake.iceberg import Warehouse
+
+        if workspace is None:
+            raise ConfigError("an iceberg source needs a workspace (--workspace)")
+        with Warehouse.open(workspace) as warehouse:
+            if not warehouse.exists(source.iceberg):
+                known = ", ".join(t.name for t in warehouse.tables()) or "none"
+                raise ConfigError(f"iceberg table '{source.iceberg}' does not exist (tables: {known})")
+            files = warehouse.parquet_files(source.iceberg, {})
+            if files:
+                engine.register_file(SOURCE, [str(p) for p in files], "parquet")
+                return OpenedSource(
+                    Registered(SOURCE, tuple(engine.columns(SOURCE))), f"iceberg:{source.iceberg}"
+                )
+            if files == []:
+                schema = warehouse.schema(source.iceberg)
+                engine.register_arrow(SOURCE, schema.empty_table())
+            else:
+                engine.register_arrow(SOURCE, warehouse.read(source.iceberg, {}))
+        return OpenedSource(Registered(SOURCE, tuple(engine.columns(SOURCE))), f"iceberg:{source.iceberg}")
+    if source.duckdb is not None:
+        attach = getattr(engine, "attach", None)
+        if attach is None:
+            raise ConfigError("a duckdb source runs on the DuckDB engine")
+        path = (
+            Path(source.duckdb.path) if Path(source.duckdb.path).is_absolute() else base / source.duckdb.path
+        )
+        if not path.is_file():
+            return OpenedSource(None, source.describe(), missing=f"no DuckDB database at {path}")
+        attach(path, "__sourcedb")
+        table = exp.to_table(source.duckdb.table)
+        qualified = exp.Table(
+            this=table.this,
+            db=table.args.get("db") or exp.to_identifier("main"),
+            catalog=exp.to_identifier("__sourcedb"),
+        )
+        try:
+            engine.register_query(SOURCE, exp.select("*").from_(qualified))
+            columns = engine.columns(SOURCE)
+        except EngineError as error:
+            raise ConfigError(f"duckdb table {source.duckdb.table} in {path}: {error.message}") from None
+        return OpenedSource(Registered(SOURCE, tuple(columns)), source.describe(), (path,))
+    assert source.postgres is not None
+    register_table = getattr(engine, "register_table", None)
+    if register_table is None:
+        raise ConfigError("a postgres source runs on the PostgreSQL engine")
+    register_table(SOURCE, source.postgres.table)
+    return OpenedSource(Registered(SOURCE, tuple(engine.columns(SOURCE))), source.describe())
+
+
+def _register_files(engine: Engine, paths: list[Path]) -> Registered:
+    if len(paths) == 1:
+        found = register(engine, SOURCE, paths[0])
+        return Registered(SOURCE, found.columns, paths[0])
+    formats = {file_format(p) for p in paths}
+    if len(formats) > 1:
+        raise ConfigError(f"the source's files mix formats ({', '.join(sorted(formats))}): use one")
+    fmt = formats.pop()
+    if fmt == "csv":
+        parts = []
+        for i, path in enumerate(paths):
+            part = register(engine, f"{SOURCE}{i}", path)
+            parts.append(
+                exp.select(*(exp.column(c.name, quoted=True) for c in part.columns)).from_(part.name)
+            )
+        union: exp.Query = parts[0]
+        for part_query in parts[1:]:
+            union = exp.union(union, part_query, distinct=False)
+        engine.register_query(SOURCE, exp.select("*").from_(exp.Subquery(this=union, alias="__files")))
+    else:
+        engine.register_file(SOURCE, [str(p) for p in paths], fmt)
+    return Registered(SOURCE, tuple(engine.columns(SOURCE)))
+
+
+# --- the rows a run measures ---------------------------------------------------------------------
+
+
+def day_of(at: datetime) -> date:
+    return at.astimezone(UTC).date()
+
+
+def register_rows(engine: Engine, profile: Profile, source: Registered, at: datetime, now: datetime) -> None:
+    """The view ``primary``: the source's rows of the run's logical date (``slice``) that pass
+    the profile's ``filter``. Raises ConfigError when either cannot apply to these columns."""
+    names = source.column_names()
+    conditions: list[exp.Expr] = []
+    if profile.slice is not None:
+        column = _resolve(profile.slice.column, source.columns, "slice column")
+        day = exp.cast(exp.Literal.string(day_of(at).isoformat()), exp.DataType.build("DATE"))
+        conditions.append(
+            exp.EQ(
+                this=exp.cast(exp.column(column.name, quoted=True), exp.DataType.build("DATE")),
+                expression=day,
+            )
+        )
+    if profile.filter:
+        try:
+            conditions.append(sqlsafe.parse_predicate(profile.filter, names, clock=now))
+        except sqlsafe.SQLRejected as error:
+            raise ConfigError(f"profile {profile.id}: filter '{profile.filter}': {error.reason}") from None
+    query = exp.select("*").from_(exp.to_identifier(SOURCE, quoted=True))
+    if conditions:
+        query = query.where(exp.and_(*conditions))
+    try:
+        engine.register_query(ROWS, query)
+        engine.describe(exp.select("*").from_(exp.to_identifier(ROWS, quoted=True)))
+    except EngineError as error:
+        raise ConfigError(
+            f"profile {profile.id}: the slice or filter cannot apply: {error.message}"
+        ) from None
+
+
+def _resolve(name: str, columns: Sequence[Column], what: str) -> Column:
+    for column in columns:
+        if column.name == name:
+            return column
+    for column in columns:
+        if column.name.lower() == name.lower():
+            return column
+    names = [c.name for c in columns]
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else f" (columns: {', '.join(names[:20])})"
+    raise ConfigError(f"{what} '{name}' is not a column of the source{hint}")
+
+
+# --- the statement -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Slot:
+    spec: MetricSpec
+    alias: str
+    finish: Callable[[Any, datetime], float | None]
+
+
+def _number(value: Any, _: datetime) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, int | float | Decimal):
+        number = float(value)
+        return number if math.isfinite(number) else None
+    raise TypeError(f"not a number: {value!r}")
+
+
+def _freshness(value: Any, now: datetime) -> float | None:
+    """Seconds between the run's clock and the newest timestamp (a date counts from midnight UTC)."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo else value.replace(tzinfo=UTC)
+    elif isinstance(value, date):
+        moment = datetime.combine(value, time(0), UTC)
+    else:
+        raise TypeError(f"not a timestamp: {value!r}")
+    return (now - moment).total_seconds()
+
+
+def _aggregate(
+    spec: MetricSpec, column: Column | None, names: Sequence[str], now: datetime
+) -> tuple[exp.Expr, Callable[[Any, datetime], float | None]]:
+    """The aggregate of one metric, and how its value becomes the stored number. Raises
+    ConfigError when the column's type does not fit the metric."""
+    star = exp.Count(this=exp.Star())
+    if spec.kind == "row_count":
+        return star, _number
+    if spec.kind == "count_where":
+        assert spec.where is not None
+        try:
+            condition = sqlsafe.parse_predicate(spec.where.condition, names, clock=now)
+        except sqlsafe.SQLRejected as error:
+            raise ConfigError(f"condition '{spec.where.condition}': {error.reason}") from None
+        case = exp.Case(
+            ifs=[exp.If(this=condition, true=exp.Literal.number(1))], default=exp.Literal.number(0)
+        )
+        return exp.Sum(this=case), _number
+    assert column is not None
+    ref = exp.column(column.name, quoted=True)
+    double = exp.DataType.build("DOUBLE")
+    if spec.kind == "freshness":
+        if not column.kind.temporal:
+            raise ConfigError(f"freshness needs a date or timestamp column; '{column.name}' is {column.type}")
+        return exp.Max(this=ref), _freshness
+    if spec.kind == "null_count":
+        return exp.Sub(this=star, expression=exp.Count(this=ref)), _number
+    if spec.kind == "null_rate":
+        nulls = exp.cast(exp.Sub(this=star, expression=exp.Count(this=ref)), double)
+        return exp.Div(
+            this=nulls,
+            expression=exp.Nullif(this=exp.cast(star.copy(), double), expression=exp.Literal.number(0)),
+        ), _number
+    if spec.kind == "distinct_count":
+        return exp.Count(this=exp.Distinct(expressions=[ref])), _number
+    if not column.kind.numeric:
+        raise ConfigError(f"{spec.kind} needs a number column; '{column.name}' is {column.type}")
+    value = exp.cast(ref, double)
+    if spec.kind == "min":
+        return exp.Min(this=value), _number
+    if spec.kind == "max":
+        return exp.Max(this=value), _number
+    if spec.kind == "mean":
+        return exp.Avg(this=value), _number
+    assert spec.kind == "sum", spec.kind
+    return exp.Sum(this=value), _number
+
+
+def groupings(profile: Profile, extra: Sequence[tuple[str, ...]] = ()) -> list[tuple[str, ...]]:
+    """The grouping sets of a profile: the total, each dimension alone, and the combinations
+    that ``by:`` expectations ask for."""
+    out: list[tuple[str, ...]] = [()]
+    for dimension in profile.dimensions:
+        out.append((dimension,))
+    for combination in extra:
+        ordered = tuple(d for d in profile.dimensions if d in combination)
+        if ordered and ordered not in out:
+            out.append(ordered)
+    return out
+
+
+class Plan:
+    """The one statement of a profile, built against the columns of its source."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        columns: Sequence[Column],
+        *,
+        now: datetime,
+        extra_groupings: Sequence[tuple[str, ...]] = (),
+        dqdl: exp.Select | None = None,
+        dialect: str = "duckdb",
+    ) -> None:
+        self.profile = profile
+        self.now = now
+        self.errors: dict[str, str] = {}
+        self.slots: list[_Slot] = []
+        self.samples: dict[str, tuple[str, exp.Expr, int]] = {}
+        self.expressions: dict[str, exp.Expr] = {}
+        names = [c.name for c in columns]
+        self.dimensions: list[str] = []
+        for dimension in profile.dimensions:
+            self.dimensions.append(_resolve(dimension, columns, f"profile {profile.id}: dimension").name)
+        self.groupings = groupings(profile, extra_groupings)
+        for spec in profile.specs():
+            try:
+                column = _resolve(spec.column, columns, f"{spec.kind}: column") if spec.column else None
+                expr, finish = _aggregate(spec, column, names, now)
+            except ConfigError as error:
+                self.errors[spec.key] = error.message
+                continue
+            alias = f"__m{len(self.slots)}"
+            self.slots.append(_Slot(spec, alias, finish))
+            if spec.where is not None and spec.where.sample_rows:
+                condition = sqlsafe.parse_predicate(spec.where.condition, names, clock=now)
+                self.samples[spec.key] = (f"__s{len(self.samples)}", condition, spec.where.sample_rows)
+            self.expressions[alias] = expr
+        self.columns = list(columns)
+        self.dqdl = dqdl
+        self.dialect = dialect
+
+    def statement(self) -> exp.Select:
+        rows = exp.to_identifier(ROWS, quoted=True)
+        dims = [exp.column(d, quoted=True) for d in self.dimensions]
+        projections: list[exp.Expr] = [exp.alias_(exp.Count(this=exp.Star()), _ROWCOUNT, quoted=True)]
+        projections += [
+            exp.alias_(expr.copy(), alias, quoted=True) for alias, expr in self.expressions.items()
+        ]
+        if dims:
+            flags = [
+                exp.alias_(exp.func("GROUPING", d.copy()), f"__g{i}", quoted=True) for i, d in enumerate(dims)
+            ]
+            grouped = exp.select(*(d.copy() for d in dims), *flags, *projections).from_(rows)
+            sets = [
+                exp.Tuple(expressions=[exp.column(d, quoted=True) for d in grouping])
+                for grouping in self.groupings
+            ]
+            grouped.set("group", exp.Group(grouping_sets=[exp.GroupingSets(expressions=sets)]))
+            partition = [exp.column(f"__g{i}", quoted=True) for i in range(len(dims))]
+            order = [exp.Ordered(this=exp.column(_ROWCOUNT, quoted=True), desc=True)] + [
+                exp.Ordered(this=d.copy(), nulls_first=False) for d in dims
+            ]
+            rank = exp.Window(
+                this=exp.RowNumber(), partition_by=partition, order=exp.Order(expressions=order)
+            )
+            total = exp.Window(this=exp.Count(this=exp.Star()), partition_by=[p.copy() for p in partition])
+            ranked = exp.select(
+                "*", exp.alias_(rank, "__rank", quoted=True), exp.alias_(total, "__groups", quoted=True)
+            ).from_(exp.Subquery(this=grouped, alias=exp.TableAlias(this=exp.to_identifier("__grouped"))))
+            base = (
+                exp.select("*")
+                .from_(exp.Subquery(this=ranked, alias=exp.TableAlias(this=exp.to_identifier("__ranked"))))
+                .where(
+                    exp.LTE(
+                        this=exp.column("__rank", quoted=True),
+                        expression=exp.Literal.number(self.profile.top_k),
+                    )
+                )
+            )
+        else:
+            base = exp.select(*projections).from_(rows)
+        extras: list[exp.Expr] = []
+        for _key, (alias, condition, limit) in self.samples.items():
+            flagged = (
+                exp.select("*")
+                .from_(rows.copy())
+                .where(condition.copy())
+                .order_by(*(exp.column(c.name, quoted=True) for c in self.columns[:8]))
+                .limit(limit)
+            )
+            item = exp.column("__t", quoted=True)
+            agg: exp.Expr = (
+                exp.func("json_agg", item) if self.dialect == "postgres" else exp.ArrayAgg(this=item)
+            )
+            sub = exp.select(agg).from_(
+                exp.Subquery(this=flagged, alias=exp.TableAlias(this=exp.to_identifier("__t", quoted=True)))
+            )
+            extras.append(exp.alias_(exp.Subquery(this=sub), alias, quoted=True))
+        if not extras and self.dqdl is None:
+            return base
+        everything = exp.Column(this=exp.Star(), table=exp.to_identifier("__base"))
+        outer = exp.select(everything, *extras).from_(
+            exp.Subquery(this=base, alias=exp.TableAlias(this=exp.to_identifier("__base")))
+        )
+        if self.dqdl is not None:
+            outer = outer.select(
+                exp.Column(this=exp.Star(), table=exp.to_identifier("__dq")), append=True
+            ).join(
+                exp.Subquery(this=self.dqdl, alias=exp.TableAlias(this=exp.to_identifier("__dq"))),
+                join_type="cross",
+            )
+        return outer
+
+    def decode(self, rows: list[dict[str, Any]], dqdl_slots: Sequence[str]) -> ProfileMeasurement:
+        out = ProfileMeasurement(self.profile, errors=dict(self.errors))
+        for grouping in self.groupings:
+            out.groups[grouping] = []
+        for row in rows:
+            if self.dimensions:
+                flags = [row[f"__g{i}"] for i in range(len(self.dimensions))]
+                group: Group = tuple(
+                    (d, _plain(row[d])) for i, d in enumerate(self.dimensions) if flags[i] == 0
+                )
+                grouping = tuple(d for d, _ in group)
+                if grouping not in out.groups:
+                    continue
+                if group and row["__rank"] == self.profile.top_k:
+                    for d in grouping:
+                        out.dropped[d] = max(out.dropped.get(d, 0), int(row["__groups"]) - self.profile.top_k)
+                if group:
+                    out.groups[grouping].append(group)
+            else:
+                group = ()
+            if not group:
+                out.rows = int(row[_ROWCOUNT] or 0)
+                for key, (alias, _, _limit) in self.samples.items():
+                    out.samples[key] = _rows(row.get(alias))
+                for slot in dqdl_slots:
+                    out.dqdl[slot] = row.get(slot)
+            out.values[(_ROWCOUNT, group)] = float(row[_ROWCOUNT] or 0)
+            for slot in self.slots:
+                try:
+                    out.values[(slot.spec.key, group)] = slot.finish(row[slot.alias], self.now)
+                except TypeError as error:
+                    out.errors[slot.spec.key] = f"{slot.spec.key}: {error}"
+        return out
+
+
+def _plain(value: Any) -> Any:
+    """A dimension value as JSON keeps it."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    return str(value)
+
+
+def _rows(value: Any) -> list[dict[str, Any]]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = json.loads(value)
+    return [{k: _plain(v) for k, v in dict(item).items()} for item in value]
+
+
+def measure(engine: Engine, plan: Plan, dqdl_slots: Sequence[str] = ()) -> ProfileMeasurement:
+    """Send the profile's one statement and decode its rows. Raises EngineError."""
+    table = engine.query(plan.statement())
+    return plan.decode(table.to_pylist(), dqdl_slots)
+
+
+def group_label(group: Group) -> dict[str, Any] | None:
+    return dict(group) if group else None
+
+
+def group_of(mapping: Mapping[str, Any] | None, dimensions: Sequence[str]) -> Group:
+    if not mapping:
+        return ()
+    return tuple((d, mapping[d]) for d in dimensions if d in mapping)
+
+
+__all__ = ["Plan", "ProfileMeasurement", "group_key", "measure", "open_source", "register_rows"]

@@ -1,0 +1,654 @@
+"""A run of a check document: measure → persist → judge, one query per profile, no rescans.
+
+1. **measure** — for each profile that a chosen expectation reads, ONE statement (see
+   :mod:`assay.platform.checks.measure`); a platform failure (the engine, a database that went
+   away) is retried with backoff, each attempt recorded;
+2. **persist** — the metrics go to the store (one load per profile, ``pending`` until the run
+   commits) before anything is judged;
+3. **judge** — every expectation from stored numbers only: the run's metrics and, for dynamic
+   conditions (``avg(last(7))``), the metric's stored history, read in one store query per
+   profile. No query reaches the data: ``queries.judge`` counts them, and it is 0.
+
+Each outcome is ``passed``, ``failed``, ``config_error``, ``system_error`` or ``skipped`` (with a
+reason), with its owner (docs/checks.md, "Run states"). A dry run does all of it and records
+nothing.
+"""
+
+from __future__ import annotations
+
+import time as clock
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time
+from pathlib import Path
+from typing import Any
+
+from assay.engine import Engine, EngineError
+from assay.errors import AssayError, ConfigError, PlatformError
+from assay.lake.readers import Registered
+from assay.lang.dqdl import ast
+from assay.measure import Measurements, ScanPlan
+from assay.platform.checks import conditions
+from assay.platform.checks.document import Document, Expectation, MetricSpec, Profile
+from assay.platform.checks.measure import (
+    ROWS,
+    Group,
+    OpenedSource,
+    Plan,
+    ProfileMeasurement,
+    group_label,
+    measure,
+    open_source,
+    register_rows,
+)
+from assay.platform.checks.rules import CompiledRules, parse_rule
+from assay.platform.run import Input, Run
+from assay.rules.plan import Context
+from assay.store import MetricKey
+from assay.store.checks import group_key, parse_group_key
+from assay.vocabulary import Outcome, RunState
+from assay.workspace import Workspace
+
+ADDITIVE = ("row_count", "null_count", "sum", "count_where")
+"""Metrics whose total is the sum of its groups': only these are explained by groups."""
+
+PLATFORM_OWNER = "platform"
+
+
+@dataclass
+class Attempt:
+    profile: str
+    attempt: int
+    error: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"profile": self.profile, "attempt": self.attempt, "error": self.error}
+
+
+@dataclass
+class CheckResult:
+    """A check run as its JSON reports it (docs/checks.md, "The run's JSON")."""
+
+    run_id: str
+    document: str
+    dataset: str
+    at: str
+    now: datetime
+    dry_run: bool
+    state: str = RunState.COMPLETED.value
+    queries: dict[str, int] = field(default_factory=lambda: {"measure": 0, "judge": 0})
+    outcomes: list[dict[str, Any]] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+    attempts: list[Attempt] = field(default_factory=list)
+    profiles: dict[str, dict[str, Any]] = field(default_factory=dict)
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "run_id": self.run_id,
+            "document": self.document,
+            "dataset": self.dataset,
+            "at": self.at,
+            "now": self.now.isoformat(),
+            "dry_run": self.dry_run,
+            "state": self.state,
+            "queries": dict(self.queries),
+            "outcomes": self.outcomes,
+            "summary": self.summary,
+            "attempts": [a.to_dict() for a in self.attempts],
+            "profiles": self.profiles,
+        }
+        if self.error is not None:
+            payload["error"] = self.error
+        return payload
+
+
+def parse_at(text: str | date | datetime | None, now: datetime) -> tuple[datetime, str]:
+    """The run's logical time and how it is printed: a date (its midnight UTC), a date-time, or
+    by default the date of the run's clock."""
+    if text is None:
+        day = now.astimezone(UTC).date()
+        return datetime.combine(day, time(0), UTC), day.isoformat()
+    if isinstance(text, datetime):
+        moment = text if text.tzinfo else text.replace(tzinfo=UTC)
+        return moment, moment.isoformat()
+    if isinstance(text, date):
+        return datetime.combine(text, time(0), UTC), text.isoformat()
+    try:
+        if len(text) == 10:
+            day = date.fromisoformat(text)
+            return datetime.combine(day, time(0), UTC), day.isoformat()
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ConfigError(
+            f"--at: '{text}' is not a date (2026-11-12) or date-time (2026-11-12T06:30:00Z)"
+        ) from None
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return moment, moment.isoformat()
+
+
+def default_engine(document: Document) -> Engine:
+    """The engine that runs where the data is: PostgreSQL for a postgres source, else DuckDB."""
+    source = document.dataset.source
+    if source.postgres is not None:
+        from assay.engine.postgres import PostgresEngine  # type: ignore[import-not-found,unused-ignore]
+
+        engine: Engine = PostgresEngine(source.postgres.url)
+        return engine
+    from assay.engine import DuckDBEngine
+
+    return DuckDBEngine()
+
+
+class CheckRun:
+    """One run of a document; :func:`run_document` is the front door."""
+
+    def __init__(
+        self,
+        document: Document,
+        path: Path,
+        *,
+        at: str | date | datetime | None = None,
+        now: datetime | str | None = None,
+        store: Any = None,
+        workspace: Workspace | None = None,
+        only: Sequence[str] = (),
+        dry_run: bool = False,
+        retries: int | None = None,
+        backoff: float | None = None,
+        engine_factory: Callable[[Document], Engine] | None = None,
+        sleep: Callable[[float], None] = clock.sleep,
+    ) -> None:
+        from assay.judge.evaluation import parse_now
+
+        self.document = document
+        self.path = path
+        self.now = parse_now(now)
+        self.at, self.at_text = parse_at(at, self.now)
+        self.store = store
+        self.workspace = workspace or Workspace(None)
+        self.dry_run = dry_run
+        known = {e.id for e in document.expectations}
+        unknown = [i for i in only if i not in known]
+        if unknown:
+            raise ConfigError(
+                f"--only: no expectation {', '.join(repr(i) for i in unknown)} in {path} "
+                f"(expectations: {', '.join(sorted(known))})"
+            )
+        self.chosen = [e for e in document.expectations if not only or e.id in only]
+        retry = document.dataset.retry
+        self.attempts = retry.attempts if retries is None else retries + 1
+        self.backoff = retry.backoff if backoff is None else backoff
+        self.engine_factory = engine_factory or default_engine
+        self.sleep = sleep
+        self.engines: list[Engine] = []
+
+    # --- the run -------------------------------------------------------------------------------
+
+    def run(self) -> CheckResult:
+        dataset = self.document.dataset.name
+        run = Run(
+            "check",
+            dataset=dataset,
+            workspace=self.workspace,
+            store=None if self.dry_run else self.store,
+            inputs=[Input(self.document.dataset.source.describe())],
+        )
+        result = CheckResult(run.id, str(self.path), dataset, self.at_text, self.now, self.dry_run)
+        try:
+            with run:
+                run.phase = "measuring"
+                measured = {p.id: self._measure(p, result) for p in self._profiles()}
+                result.queries["measure"] = sum(e.queries for e in self.engines)
+                loads = {} if self.dry_run else self._persist(run, measured)
+                run.phase = "judging"
+                before = sum(e.queries for e in self.engines)
+                result.outcomes = [o for e in self.chosen for o in self._judge(e, measured)]
+                result.queries["judge"] = sum(e.queries for e in self.engines) - before
+                result.summary = summarize(result.outcomes)
+                everything_failed = bool(measured) and all(m.failure == "system" for m in measured.values())
+                state = RunState.SYSTEM_ERROR if everything_failed else RunState.COMPLETED
+                result.state = state.value
+                if state is RunState.SYSTEM_ERROR:
+                    result.error = "; ".join(a.error or "" for a in result.attempts if a.error)
+                    run.error = result.error
+                if not self.dry_run and self.store is not None:
+                    run.counts = {"outcomes": len(result.outcomes), "queries": result.queries["measure"]}
+                    payload = {"at": self.at_text, "document": str(self.path), "summary": result.summary}
+                    run.commit(
+                        lambda: self._settle(run, loads, result),
+                        summary=payload,
+                        state=state,
+                    )
+                else:
+                    run.state = state
+        finally:
+            for engine in self.engines:
+                engine.close()
+        return result
+
+    def _profiles(self) -> list[Profile]:
+        wanted = {self.document.expectation_profile(e).id for e in self.chosen}
+        return [p for p in self.document.profiles if p.id in wanted]
+
+    def _rules(self, profile: Profile) -> dict[str, ast.Ruleset]:
+        return {
+            e.id: parse_rule(e.rule)
+            for e in self.chosen
+            if e.rule is not None and self.document.expectation_profile(e).id == profile.id
+        }
+
+    # --- measure ---------------------------------------------------------------------------------
+
+    def _measure(self, profile: Profile, result: CheckResult) -> ProfileMeasurement:
+        """The profile's one statement, retried on platform failures."""
+        failure: str | None = None
+        for attempt in range(1, self.attempts + 1):
+            try:
+                measured = self._measure_once(profile)
+            except PlatformError as error:
+                failure = error.message
+                result.attempts.append(Attempt(profile.id, attempt, failure))
+                if attempt < self.attempts:
+                    self.sleep(self.backoff * (2 ** (attempt - 1)))
+                continue
+            except ConfigError as error:
+                result.attempts.append(Attempt(profile.id, attempt, None))
+                out = ProfileMeasurement(profile, failure="config")
+                out.errors["*"] = error.message
+                result.profiles[profile.id] = {"rows": None, "attempts": attempt, "error": error.message}
+                return out
+            result.attempts.append(Attempt(profile.id, attempt, None))
+            measured.attempts = attempt  # type: ignore[attr-defined]
+            result.profiles[profile.id] = {
+                "rows": measured.rows,
+                "attempts": attempt,
+                "groups_beyond_top_k": measured.dropped,
+                "missing": measured.missing,
+            }
+            return measured
+        out = ProfileMeasurement(profile, failure="system")
+        out.errors["*"] = failure or "the platform failed"
+        out.attempts = self.attempts  # type: ignore[attr-defined]
+        result.profiles[profile.id] = {"rows": None, "attempts": self.attempts, "error": failure}
+        return out
+
+    def _measure_once(self, profile: Profile) -> ProfileMeasurement:
+        try:
+            engine = self.engine_factory(self.document)
+        except EngineError as error:
+            raise PlatformError(f"opening the engine: {error.message}") from None
+        self.engines.append(engine)
+        base = self.path.parent
+        source: OpenedSource = open_source(engine, self.document, base=base, workspace=self.workspace.root)
+        if source.registered is None:
+            out = ProfileMeasurement(profile, missing=source.missing)
+            return out
+        register_rows(engine, profile, source.registered, self.at, self.now)
+        rows = Registered(ROWS, source.registered.columns, source.registered.path)
+        ctx = Context(engine=engine, primary=rows, references={}, now=self.now, scan=ScanPlan(ROWS))
+        rules = CompiledRules(self._rules(profile), ctx)
+        by = [
+            tuple(e.by)
+            for e in self.chosen
+            if e.by and e.metric is not None and e.reference.profile == profile.id
+        ]
+        plan = Plan(
+            profile,
+            rows.columns,
+            now=self.now,
+            extra_groupings=by,
+            dqdl=rules.statement(),
+            dialect=engine.dialect,
+        )
+        slots = rules.slots
+        try:
+            measured = measure(engine, plan, slots)
+        except EngineError as error:
+            # One statement failed: measure the profile's own metrics and each rule apart, so that
+            # only what fails is lost (a DQDL CustomSql that fails at run time, say).
+            plan.dqdl = None
+            try:
+                measured = measure(engine, plan)
+            except EngineError as inner:
+                raise ConfigError(f"profile {profile.id}: the query failed: {inner.message}") from None
+            scan = rules.scan.run(engine)
+            measured.dqdl = dict(scan.values)
+            measured.dqdl_errors = dict(scan.errors)
+            del error
+        measured.rules = rules  # type: ignore[attr-defined]
+        measured.statement = plan.statement()
+        if measured.rows == 0 and profile.slice is not None:
+            measured.missing = f"the slice {profile.slice.column} = {self.at.date().isoformat()} has no rows"
+        return measured
+
+    # --- persist ------------------------------------------------------------------------------------
+
+    def _persist(self, run: Run, measured: dict[str, ProfileMeasurement]) -> dict[str, int]:
+        """The run's metrics, one pending load per measured profile, before any judgement."""
+        store = self.store
+        if store is None:
+            return {}
+        loads: dict[str, int] = {}
+        run.phase = "storing the metrics"
+        with store.transaction(lock=self.document.dataset.name):
+            for pid, m in measured.items():
+                if m.failure or m.missing:
+                    continue
+                load = store.create_load(
+                    self.document.dataset.name,
+                    partition=pid,
+                    logical_time=self.at,
+                    logical_date=self.at.date(),
+                    source_path=self.document.dataset.source.describe(),
+                    row_count=m.rows,
+                    run_id=run.id,
+                    status="pending",
+                )
+                values: dict[MetricKey, float | None] = {}
+                for (key, group), value in m.values.items():
+                    if key.startswith("__"):
+                        continue
+                    values[_metric_key(key, group)] = value
+                rules: CompiledRules | None = getattr(m, "rules", None)
+                if rules is not None and rules.slots:
+                    values.update(rules.stored(rules.measurements(m.dqdl, m.dqdl_errors)))
+                store.save_metrics(load, values)
+                loads[pid] = load
+        return loads
+
+    def _settle(self, run: Run, loads: dict[str, int], result: CheckResult) -> None:
+        store = self.store
+        statuses = {load: "current" for load in loads.values()}
+        if statuses:
+            store.settle_loads(statuses)
+        for pid, load in loads.items():
+            store.supersede(self.document.dataset.name, self.at.date(), partition=pid, keep=load)
+        store.save_check_outcomes(run.id, self.document.dataset.name, self.at, result.outcomes)
+
+    # --- judge --------------------------------------------------------------------------------------
+
+    def _series(self, profile_id: str, names: set[str]) -> dict[tuple[str, str, str], list[float]]:
+        cache = self.__dict__.setdefault("_series_cache", {})
+        key = (profile_id, frozenset(names))
+        if key not in cache:
+            found = (
+                {}
+                if self.store is None
+                else self.store.metric_series(
+                    self.document.dataset.name, partition=profile_id, names=names, before=self.at
+                )
+            )
+            cache[key] = {k: [v for _, v in points if v is not None] for k, points in found.items()}
+        series: dict[tuple[str, str, str], list[float]] = cache[key]
+        return series
+
+    def _profile_names(self, profile_id: str) -> set[str]:
+        return {
+            e.reference.key for e in self.chosen if e.metric is not None and e.reference.profile == profile_id
+        }
+
+    def _judge(
+        self, expectation: Expectation, measured: dict[str, ProfileMeasurement]
+    ) -> list[dict[str, Any]]:
+        profile = self.document.expectation_profile(expectation)
+        m = measured[profile.id]
+        base = self._base(expectation)
+        attempts = getattr(m, "attempts", 1)
+        base["attempts"] = attempts
+        if m.failure == "system":
+            return [_outcome(base, Outcome.SYSTEM_ERROR, PLATFORM_OWNER, m.errors["*"])]
+        if m.failure == "config":
+            return [_outcome(base, Outcome.CONFIG_ERROR, self._author(), m.errors["*"])]
+        if m.missing:
+            return [
+                _outcome(
+                    base, Outcome.SKIPPED, None, f"upstream missing: {m.missing}", reason="upstream_missing"
+                )
+            ]
+        if expectation.rule is not None:
+            return [self._judge_rule(expectation, m, base)]
+        ref = expectation.reference
+        if ref.key in m.errors:
+            return [_outcome(base, Outcome.CONFIG_ERROR, self._author(), m.errors[ref.key])]
+        spec = next(s for s in profile.specs() if s.key == ref.key)
+        condition = conditions.parse_expect(str(expectation.expect), duration=spec.kind == "freshness")
+        series = self._series(profile.id, self._profile_names(profile.id))
+        groups: list[Group] = (
+            [()] if not expectation.by else list(m.groups.get(_ordered(profile, expectation.by), []))
+        )
+        out = []
+        for group in groups:
+            entity, instance = ("Group", group_key(dict(group))) if group else ("Dataset", "*")
+            history = series.get((entity, instance, ref.key), [])
+            item = dict(base, group=group_label(group))
+            observed = m.value(ref.key, group)
+            item["observed"] = observed
+            needed = max(expectation.min_history, 0)
+            if needed and len(history) < needed:
+                out.append(
+                    _outcome(
+                        item,
+                        Outcome.SKIPPED,
+                        None,
+                        f"warming up: {len(history)} stored point(s) of {ref.key}, {needed} needed",
+                        reason="warming_up",
+                    )
+                )
+                continue
+            try:
+                verdict = conditions.judge(condition, observed, history)
+            except conditions.ConditionError as error:
+                out.append(_outcome(item, Outcome.CONFIG_ERROR, self._author(), f"expect: {error}"))
+                continue
+            item["expected"] = verdict.expected
+            shown = "no value" if observed is None else _fmt(observed)
+            if verdict.holds:
+                out.append(
+                    _outcome(
+                        item,
+                        Outcome.PASSED,
+                        None,
+                        f"{ref.key} = {shown}, expected {conditions.text(condition)}",
+                    )
+                )
+                continue
+            failed = _outcome(
+                item,
+                Outcome.FAILED,
+                self._owner(expectation),
+                _failure_message(ref.key, shown, verdict.expected, condition),
+            )
+            if not group and profile.dimensions and spec.kind in ADDITIVE:
+                failed["explained_by"] = self._explain(profile, m, ref.key, series)
+            if spec.where is not None:
+                failed["samples"] = m.samples.get(ref.key, [])
+                failed["flagged"] = observed
+            out.append(failed)
+        return out
+
+    def _judge_rule(
+        self, expectation: Expectation, m: ProfileMeasurement, base: dict[str, Any]
+    ) -> dict[str, Any]:
+        rules: CompiledRules = getattr(m, "rules")  # noqa: B009 - set by _measure_once
+        measured: Measurements = rules.measurements(m.dqdl, m.dqdl_errors)
+        partition = self.document.expectation_profile(expectation).id
+
+        def history(key: MetricKey, k: int) -> list[float]:
+            if self.store is None:
+                return []
+            points = self.store.history(
+                self.document.dataset.name, key, partition=partition, before=self.at, limit=k
+            )
+            return [p.value for p in points if p.value is not None]
+
+        outcome, message, metrics = rules.judge(expectation.id, measured, history)
+        item = dict(base, group=None)
+        values = [v for v in metrics.values() if v is not None]
+        item["observed"] = values[0] if len(values) == 1 else None
+        if metrics:
+            item["metrics"] = metrics
+        owner = {Outcome.FAILED: self._owner(expectation), Outcome.CONFIG_ERROR: self._author()}.get(outcome)
+        text = message or f"{expectation.rule}: {outcome.value}"
+        return _outcome(item, outcome, owner, text)
+
+    def _explain(
+        self,
+        profile: Profile,
+        m: ProfileMeasurement,
+        key: str,
+        series: dict[tuple[str, str, str], list[float]],
+    ) -> list[dict[str, Any]]:
+        """The groups that explain a change of the total: each group's change from its own
+        previous stored value, as a share of the total's change, largest first."""
+        history = series.get(("Dataset", "*", key), [])
+        observed = m.value(key)
+        if not history or observed is None:
+            return []
+        change = observed - history[0]
+        if change == 0:
+            return []
+        found = []
+        for dimension in profile.dimensions:
+            groups = list(m.groups.get((dimension,), []))
+            # A group that sent nothing today (a venue that stopped) explains by its absence.
+            for entity, instance, name in series:
+                if entity == "Group" and name == key:
+                    stored = parse_group_key(instance) or {}
+                    group = ((dimension, stored.get(dimension)),)
+                    if list(stored) == [dimension] and group not in groups:
+                        groups.append(group)
+            for group in groups:
+                past = series.get(("Group", group_key(dict(group)), key), [])
+                value = m.value(key, group)
+                if value is None and (key, group) not in m.values:
+                    value = 0.0  # an additive metric of a group with no rows
+                if not past or value is None:
+                    continue
+                delta = value - past[0]
+                share = delta / change
+                if abs(share) >= 0.1:
+                    found.append(
+                        {
+                            "dimension": dimension,
+                            "value": group[0][1],
+                            "observed": value,
+                            "baseline": past[0],
+                            "change": delta,
+                            "share": round(share, 4),
+                        }
+                    )
+        found.sort(key=lambda item: (-abs(item["share"]), item["dimension"], str(item["value"])))
+        return found[:5]
+
+    # --- owners -------------------------------------------------------------------------------------
+
+    def _base(self, expectation: Expectation) -> dict[str, Any]:
+        return {
+            "expectation": expectation.id,
+            "group": None,
+            "outcome": None,
+            "severity": expectation.severity,
+            "mode": expectation.mode,
+            "owner": None,
+            "observed": None,
+            "expected": None,
+            "message": None,
+            "reason": None,
+            "attempts": 1,
+            "explained_by": [],
+            "samples": [],
+        }
+
+    def _owner(self, expectation: Expectation) -> str | None:
+        owners = self.document.dataset.owners
+        return expectation.owner or owners.team or owners.contact
+
+    def _author(self) -> str | None:
+        return self.document.dataset.author or self.document.dataset.owners.team
+
+
+def _ordered(profile: Profile, by: Sequence[str]) -> tuple[str, ...]:
+    return tuple(d for d in profile.dimensions if d in by)
+
+
+def _metric_key(key: str, group: Group) -> MetricKey:
+    if not group:
+        return MetricKey("Dataset", "*", key)
+    return MetricKey("Group", group_key(dict(group)), key)
+
+
+def _outcome(
+    item: dict[str, Any], outcome: Outcome, owner: str | None, message: str, *, reason: str | None = None
+) -> dict[str, Any]:
+    out = dict(item)
+    out["outcome"] = outcome.value
+    out["owner"] = owner
+    out["message"] = message
+    out["reason"] = reason
+    return out
+
+
+def _fmt(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.4g}"
+
+
+def _failure_message(key: str, shown: str, expected: dict[str, Any], condition: ast.Condition) -> str:
+    bounds = ", ".join(
+        f"{k} {_fmt(v) if isinstance(v, float | int) else v}" for k, v in expected.items() if k != "values"
+    )
+    text = conditions.text(condition)
+    return f"{key} = {shown}, expected {text}" + (f" ({bounds})" if bounds and "last" in text else "")
+
+
+def summarize(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Counts of the enforced outcomes, ``pass_rate = passed / (passed + failed)`` and
+    ``evaluation_rate = (passed + failed) / scheduled``, side by side; advisory outcomes are
+    counted apart and enter neither rate.
+
+    >>> summarize([{"outcome": "passed", "mode": "enforce"}, {"outcome": "skipped", "mode": "enforce"}])["evaluation_rate"]
+    0.5
+    """
+    counts = {o.value: 0 for o in Outcome}
+    advisory = {o.value: 0 for o in Outcome}
+    for item in outcomes:
+        (advisory if item.get("mode") == "advisory" else counts)[item["outcome"]] += 1
+    judged = counts["passed"] + counts["failed"]
+    scheduled = sum(counts.values())
+    return {
+        **counts,
+        "pass_rate": round(counts["passed"] / judged, 4) if judged else None,
+        "evaluation_rate": round(judged / scheduled, 4) if scheduled else None,
+        "advisory": advisory,
+    }
+
+
+def run_document(document: Document, path: Path | str, **options: Any) -> CheckResult:
+    """Run a check document (see :class:`CheckRun` for the options)."""
+    return CheckRun(document, Path(path), **options).run()
+
+
+def failing_severities(result: CheckResult, threshold: str) -> bool:
+    """Whether an enforced expectation of ``threshold`` severity or worse failed."""
+    from assay.platform.checks.document import SEVERITIES
+
+    if threshold not in SEVERITIES:
+        raise ConfigError(f"--fail-on must be one of {', '.join(SEVERITIES)}, not '{threshold}'")
+    worst = SEVERITIES.index(threshold)
+    return any(
+        o["outcome"] == Outcome.FAILED.value
+        and o["mode"] == "enforce"
+        and SEVERITIES.index(o["severity"]) <= worst
+        for o in result.outcomes
+    )
+
+
+__all__ = [
+    "AssayError",
+    "CheckResult",
+    "CheckRun",
+    "MetricSpec",
+    "failing_severities",
+    "run_document",
+    "summarize",
+]
