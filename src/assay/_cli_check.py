@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from assay.cli import StoreOption, WorkspaceOption, _write_json, err, out
+from assay.cli import out as _out
 from assay.errors import ConfigError
 from assay.workspace import Workspace, store_url
 
@@ -161,7 +163,7 @@ def check_run(
     if json_out is not None:
         _write_json(json_out, payload)
     if json_out != "-":
-        _print_run(payload)
+        print_run(payload)
     if result.state == "system_error":
         sys.stderr.write(f"error: {result.error or 'the run could not measure'}\n")
         raise typer.Exit(3)
@@ -169,7 +171,9 @@ def check_run(
         raise typer.Exit(1)
 
 
-def _print_run(payload: dict[str, Any]) -> None:
+def print_run(payload: dict[str, Any], console: Console | None = None) -> None:
+    """A check run's outcomes as a table, then why each that did not pass did not."""
+    out = console or _out
     title = f"{payload['dataset']} at {payload['at']}" + (
         " (dry run: nothing recorded)" if payload["dry_run"] else ""
     )

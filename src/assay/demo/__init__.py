@@ -1,5 +1,5 @@
-"""``assay demo``: DQDL on a sample order export, a credit bureau gated month by month, and a
-vendor's daily file judged against its own history.
+"""``assay demo``: DQDL on a sample order export, a credit bureau gated month by month, a
+vendor's daily file judged against its own history, and a check document run over 30 days.
 
 Everything happens in a workspace folder the demo owns (``./assay-demo`` by default), which it
 clears and rebuilds on every run.
@@ -40,6 +40,7 @@ def run_demo(console: Console, root: Path, *, status: Console | None = None) -> 
     CLI's stderr), never to ``console``."""
     from assay.demo.credit import Bureau
     from assay.demo.orders import run_orders
+    from assay.demo.trades import run_trades
     from assay.demo.vendor import run_vendor
 
     status = status or Console(stderr=True)
@@ -50,4 +51,6 @@ def run_demo(console: Console, root: Path, *, status: Console | None = None) -> 
     bureau = Bureau(console, workspace, status=status).run()
     console.print()
     vendor = run_vendor(console, workspace, status=status)
-    return {"workspace": str(root), "orders": orders, "bureau": bureau, "vendor": vendor}
+    console.print()
+    checks = run_trades(console, workspace, status=status)
+    return {"workspace": str(root), "orders": orders, "bureau": bureau, "vendor": vendor, "checks": checks}

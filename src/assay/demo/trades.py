@@ -16,9 +16,14 @@ import shutil
 from datetime import UTC, date, datetime, time, timedelta
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from rich.console import Console
+
+from assay._render import progress
+from assay.workspace import Workspace
 
 START = date(2026, 11, 1)
 DAYS = 30
@@ -85,3 +90,34 @@ def _day(day: date, rng: random.Random, *, regressed: bool) -> pa.Table:
             rows["settled_at"].append(settled)
             rows["updated_at"].append(min(settled, start + timedelta(hours=23, minutes=30)))
     return pa.table(rows)
+
+
+def run_trades(console: Console, workspace: Workspace, *, status: Console) -> dict[str, Any]:
+    """The check-document part of the demo: 30 daily runs of ``checks/trades.yaml``; the last
+    day's outcomes are shown. Returns the last run's JSON (for ``assay demo --json``)."""
+    from assay._cli_check import print_run
+    from assay.platform.checks.document import load_document
+    from assay.platform.checks.runner import run_document
+    from assay.store import MetricStore
+
+    path = generate(workspace.root)
+    document = load_document(path)
+    console.rule("[bold]4. A check document: 30 daily loads judged from stored metrics")
+    console.print(
+        f"{path}: {len(document.expectations)} expectations on {document.dataset.name}, "
+        f"measured by profile '{document.profiles[0].id}' in one query per day\n",
+        highlight=False,
+    )
+    result = None
+    with MetricStore.open(workspace=workspace.root) as store, progress(status, "Running 30 days of checks"):
+        for day in days():
+            result = run_document(document, path, at=day, now=clock(day), store=store, workspace=workspace)
+    assert result is not None
+    payload = result.to_dict()
+    print_run(payload, console)
+    console.print(
+        f"\nEvery day's metrics are kept: `assay check history {path} --workspace {workspace.root}` "
+        "shows the 30 runs; `--dry-run` judges without recording.",
+        highlight=False,
+    )
+    return {"document": str(path), "at": payload["at"], "summary": payload["summary"], "queries": payload["queries"]}
