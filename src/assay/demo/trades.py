@@ -120,4 +120,9 @@ def run_trades(console: Console, workspace: Workspace, *, status: Console) -> di
         "shows the 30 runs; `--dry-run` judges without recording.",
         highlight=False,
     )
-    return {"document": str(path), "at": payload["at"], "summary": payload["summary"], "queries": payload["queries"]}
+    return {
+        "document": str(path),
+        "at": payload["at"],
+        "summary": payload["summary"],
+        "queries": payload["queries"],
+    }

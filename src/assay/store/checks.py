@@ -40,10 +40,12 @@ class CheckRecords:
         before: datetime,
         entities: Collection[str] = ("Dataset", "Group"),
         limit: int | None = None,
+        loads: int | None = None,
     ) -> Series:
         """Every stored value of the metrics ``names`` of ``dataset``'s ``partition`` on current
         loads strictly before ``before``, in ONE store query, grouped by metric and instance,
-        most recent first (``limit`` values each at most).
+        most recent first (``limit`` values each at most; only from the ``loads`` most recent
+        loads, when given: a judgement that reads 7 values never reads a year).
 
         >>> from datetime import UTC
         >>> from assay.store import MetricKey, MetricStore
@@ -59,24 +61,43 @@ class CheckRecords:
         """
         if not names:
             return {}
-        loads, metrics = schema.loads, schema.metrics
+        loads_table, metrics = schema.loads, schema.metrics
         query = (
             sa.select(
-                metrics.c.entity, metrics.c.instance, metrics.c.name, loads.c.logical_time, metrics.c.value
+                metrics.c.entity,
+                metrics.c.instance,
+                metrics.c.name,
+                loads_table.c.logical_time,
+                metrics.c.value,
             )
-            .select_from(schema.datasets.join(loads).join(metrics))
+            .select_from(schema.datasets.join(loads_table).join(metrics))
             .where(
                 schema.datasets.c.name == dataset,
-                loads.c.partition == partition,
-                loads.c.status == "current",
-                loads.c.logical_time < before,
+                loads_table.c.partition == partition,
+                loads_table.c.status == "current",
+                loads_table.c.logical_time < before,
                 metrics.c.name.in_(sorted(names)),
                 metrics.c.entity.in_(sorted(entities)),
             )
-            .order_by(loads.c.logical_time.desc(), loads.c.id.desc())
+            .order_by(loads_table.c.logical_time.desc(), loads_table.c.id.desc())
         )
         out: Series = defaultdict(list)
         with self._transaction() as connection:
+            if loads is not None:
+                recent = (
+                    sa.select(loads_table.c.id)
+                    .select_from(schema.datasets.join(loads_table))
+                    .where(
+                        schema.datasets.c.name == dataset,
+                        loads_table.c.partition == partition,
+                        loads_table.c.status == "current",
+                        loads_table.c.logical_time < before,
+                    )
+                    .order_by(loads_table.c.logical_time.desc(), loads_table.c.id.desc())
+                    .limit(loads)
+                )
+                ids = [row[0] for row in connection.execute(recent)]
+                query = query.where(metrics.c.load_id.in_(ids))
             for entity, instance, name, at, value in connection.execute(query):
                 values = out[(entity, instance, name)]
                 if limit is None or len(values) < limit:

@@ -434,6 +434,7 @@ class Plan:
         out = ProfileMeasurement(self.profile, errors=dict(self.errors))
         for grouping in self.groupings:
             out.groups[grouping] = []
+        ranks: dict[Group, int] = {}
         for row in rows:
             if self.dimensions:
                 flags = [row[f"__g{i}"] for i in range(len(self.dimensions))]
@@ -448,6 +449,7 @@ class Plan:
                         out.dropped[d] = max(out.dropped.get(d, 0), int(row["__groups"]) - self.profile.top_k)
                 if group:
                     out.groups[grouping].append(group)
+                    ranks[group] = int(row["__rank"])
             else:
                 group = ()
             if not group:
@@ -462,6 +464,8 @@ class Plan:
                     out.values[(slot.spec.key, group)] = slot.finish(row[slot.alias], self.now)
                 except TypeError as error:
                     out.errors[slot.spec.key] = f"{slot.spec.key}: {error}"
+        for groups in out.groups.values():  # largest first, as ranked in the query: the same order every run
+            groups.sort(key=lambda g: ranks.get(g, 0))
         return out
 
 

@@ -54,6 +54,11 @@ ADDITIVE = ("row_count", "null_count", "sum", "count_where")
 
 PLATFORM_OWNER = "platform"
 
+HISTORY_REACH = 3
+"""Judging reads the metrics of at most this many times as many recent loads as the deepest
+window of a profile's expectations (``last(7)``: 21 loads), so that a year of history costs what
+a week does; a group absent from most of those loads has a shorter history."""
+
 
 @dataclass
 class Attempt:
@@ -82,6 +87,7 @@ class CheckResult:
     attempts: list[Attempt] = field(default_factory=list)
     profiles: dict[str, dict[str, Any]] = field(default_factory=dict)
     error: str | None = None
+    seconds: dict[str, float] = field(default_factory=dict)  # wall time of measure, persist, judge
 
     def to_dict(self) -> dict[str, Any]:
         payload: dict[str, Any] = {
@@ -97,6 +103,7 @@ class CheckResult:
             "summary": self.summary,
             "attempts": [a.to_dict() for a in self.attempts],
             "profiles": self.profiles,
+            "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
         }
         if self.error is not None:
             payload["error"] = self.error
@@ -198,13 +205,19 @@ class CheckRun:
         try:
             with run:
                 run.phase = "measuring"
+                started = clock.perf_counter()
                 measured = {p.id: self._measure(p, result) for p in self._profiles()}
                 result.queries["measure"] = sum(e.queries for e in self.engines)
+                result.seconds["measure"] = clock.perf_counter() - started
+                started = clock.perf_counter()
                 loads = {} if self.dry_run else self._persist(run, measured)
+                result.seconds["persist"] = clock.perf_counter() - started
                 run.phase = "judging"
+                started = clock.perf_counter()
                 before = sum(e.queries for e in self.engines)
                 result.outcomes = [o for e in self.chosen for o in self._judge(e, measured)]
                 result.queries["judge"] = sum(e.queries for e in self.engines) - before
+                result.seconds["judge"] = clock.perf_counter() - started
                 result.summary = summarize(result.outcomes)
                 everything_failed = bool(measured) and all(m.failure == "system" for m in measured.values())
                 state = RunState.SYSTEM_ERROR if everything_failed else RunState.COMPLETED
@@ -376,12 +389,35 @@ class CheckRun:
                 {}
                 if self.store is None
                 else self.store.metric_series(
-                    self.document.dataset.name, partition=profile_id, names=names, before=self.at
+                    self.document.dataset.name,
+                    partition=profile_id,
+                    names=names,
+                    before=self.at,
+                    loads=HISTORY_REACH * self._depth(profile_id),
                 )
             )
             cache[key] = {k: [v for _, v in points if v is not None] for k, points in found.items()}
         series: dict[tuple[str, str, str], list[float]] = cache[key]
         return series
+
+    def _depth(self, profile_id: str) -> int:
+        """How many past values the profile's expectations read at most (1 at least: the
+        previous value explains a change)."""
+        deepest = 1
+        for e in self.chosen:
+            if e.metric is None or e.reference.profile != profile_id:
+                continue
+            spec = next(
+                (s for s in self.document.profile(profile_id).specs() if s.key == e.reference.key), None
+            )
+            try:
+                condition = conditions.parse_expect(
+                    str(e.expect), duration=spec is not None and spec.kind == "freshness"
+                )
+            except conditions.ConditionError:
+                continue
+            deepest = max(deepest, conditions.needs_history(condition), e.min_history)
+        return deepest
 
     def _profile_names(self, profile_id: str) -> set[str]:
         return {
