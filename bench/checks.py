@@ -136,8 +136,16 @@ def child_hand(path: Path) -> None:
     rows = con.execute(HAND_SQL, {"path": str(path)}).fetchall()
     con.close()
     total = next(r for r in rows if r[3] == 1 and r[4] == 1 and r[5] == 1)
-    report({"seconds": time.perf_counter() - started, "cpu_seconds": time.process_time() - cpu,
-            "peak_rss_mb": peak_rss_mb(), "rows": total[6], "amount": total[17], "groups": len(rows)})  # fmt: skip
+    report(
+        {
+            "seconds": time.perf_counter() - started,
+            "cpu_seconds": time.process_time() - cpu,
+            "peak_rss_mb": peak_rss_mb(),
+            "rows": total[6],
+            "amount": total[17],
+            "groups": len(rows),
+        }
+    )
 
 
 def child_assay(doc: Path) -> None:
@@ -149,13 +157,28 @@ def child_assay(doc: Path) -> None:
     document = load_document(doc)
     with tempfile.TemporaryDirectory() as folder, MetricStore.open("sqlite://") as store:
         started, cpu = time.perf_counter(), time.process_time()
-        result = run_document(document, doc, at=DAY, now=datetime(2026, 12, 1, tzinfo=UTC), store=store,
-                              workspace=Workspace(Path(folder)))  # fmt: skip
+        result = run_document(
+            document,
+            doc,
+            at=DAY,
+            now=datetime(2026, 12, 1, tzinfo=UTC),
+            store=store,
+            workspace=Workspace(Path(folder)),
+        )
         seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu
     counts = {o["outcome"] for o in result.outcomes}
     rows = result.profiles["daily"]["rows"]
-    report({"seconds": seconds, "cpu_seconds": cpu_seconds, "peak_rss_mb": peak_rss_mb(), "rows": rows,
-            "outcomes": sorted(counts), "queries": result.queries, "groups": len(result.outcomes)})  # fmt: skip
+    report(
+        {
+            "seconds": seconds,
+            "cpu_seconds": cpu_seconds,
+            "peak_rss_mb": peak_rss_mb(),
+            "rows": rows,
+            "outcomes": sorted(counts),
+            "queries": result.queries,
+            "groups": len(result.outcomes),
+        }
+    )
 
 
 def judging(folder: Path) -> dict[str, Any]:
@@ -173,8 +196,15 @@ def judging(folder: Path) -> dict[str, Any]:
     doc.write_text(json.dumps(document(str(small))))
     document_ = load_document(doc)
     with MetricStore.open(workspace=folder) as store:
-        dry = run_document(document_, doc, at=DAY, now=datetime(2026, 12, 1, tzinfo=UTC), store=store,
-                           workspace=Workspace(folder), dry_run=True)  # fmt: skip
+        dry = run_document(
+            document_,
+            doc,
+            at=DAY,
+            now=datetime(2026, 12, 1, tzinfo=UTC),
+            store=store,
+            workspace=Workspace(folder),
+            dry_run=True,
+        )
         keys = {k for spec in document_.profiles[0].specs() for k in [spec.key]}
         groups = [
             (),
@@ -182,8 +212,11 @@ def judging(folder: Path) -> dict[str, Any]:
         ]
         for back in range(365, 0, -1):
             day = DAY - timedelta(days=back)
-            load = store.create_load("bench.trades", partition="daily",
-                                     logical_time=datetime(day.year, day.month, day.day, tzinfo=UTC))  # fmt: skip
+            load = store.create_load(
+                "bench.trades",
+                partition="daily",
+                logical_time=datetime(day.year, day.month, day.day, tzinfo=UTC),
+            )
             values = {}
             for key in keys:
                 for group in groups:
@@ -195,10 +228,20 @@ def judging(folder: Path) -> dict[str, Any]:
                     values[metric] = 1000.0 + back
             store.save_metrics(load, values)
         del dry
-        result = run_document(document_, doc, at=DAY, now=datetime(2026, 12, 1, tzinfo=UTC), store=store,
-                              workspace=Workspace(folder))  # fmt: skip
-    return {"judge_seconds": result.seconds["judge"], "queries": result.queries, "outcomes": len(result.outcomes),
-            "expectations": len(document_.expectations)}  # fmt: skip
+        result = run_document(
+            document_,
+            doc,
+            at=DAY,
+            now=datetime(2026, 12, 1, tzinfo=UTC),
+            store=store,
+            workspace=Workspace(folder),
+        )
+    return {
+        "judge_seconds": result.seconds["judge"],
+        "queries": result.queries,
+        "outcomes": len(result.outcomes),
+        "expectations": len(document_.expectations),
+    }
 
 
 def main() -> int:
@@ -232,21 +275,31 @@ def main() -> int:
     measured = {
         name: spreads(series, ("seconds", "cpu_seconds", "peak_rss_mb")) for name, series in runs.items()
     }
-    rows = [[name, f"{m['seconds']['median']:.2f}", f"{m['cpu_seconds']['median']:.2f}",
-             f"{m['peak_rss_mb']['median']:.0f}"] for name, m in measured.items()]  # fmt: skip
+    rows = [
+        [
+            name,
+            f"{m['seconds']['median']:.2f}",
+            f"{m['cpu_seconds']['median']:.2f}",
+            f"{m['peak_rss_mb']['median']:.0f}",
+        ]
+        for name, m in measured.items()
+    ]
     print()
     print(table(["contender", "median s", "cpu s", "peak RSS MB"], rows))
     ratio = measured["assay"]["seconds"]["median"] / measured["hand"]["seconds"]["median"]
     print(f"ratio assay/hand = {ratio:.2f} (target <= {TARGET})")
     hand, mine = runs["hand"][-1].measurements, runs["assay"][-1].measurements
     agree = hand["rows"] == mine["rows"]
-    print(f"rows measured: hand {hand['rows']:,}, assay {mine['rows']:,}; assay queries {mine['queries']}; "
-          f"outcomes {mine['outcomes']}")  # fmt: skip
+    print(
+        f"rows measured: hand {hand['rows']:,}, assay {mine['rows']:,}; assay queries {mine['queries']}; "
+        f"outcomes {mine['outcomes']}"
+    )
     with tempfile.TemporaryDirectory() as folder:
         judged = judging(Path(folder))
     print(
-        f"judging {judged['expectations']} expectations ({judged['outcomes']} outcomes) against 365 stored days: "
-        f"{judged['judge_seconds']:.3f} s (target < 1 s), data queries while judging: {judged['queries']['judge']}"
+        f"judging {judged['expectations']} expectations ({judged['outcomes']} outcomes) "
+        f"against 365 stored days: {judged['judge_seconds']:.3f} s (target < 1 s), "
+        f"data queries while judging: {judged['queries']['judge']}"
     )
     if args.json:
         args.json.write_text(json.dumps({"measured": measured, "ratio": ratio, "judging": judged}, indent=1))

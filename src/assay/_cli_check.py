@@ -124,7 +124,8 @@ def check_run(
     fail_on: Annotated[
         str | None,
         typer.Option(
-            help="Exit 1 when an enforced expectation of this severity or worse failed (critical, error, warning).",
+            help="Exit 1 when an enforced expectation of this severity or worse failed "
+            "(critical, error, warning).",
             show_default="never",
         ),
     ] = None,
@@ -206,8 +207,9 @@ def print_run(payload: dict[str, Any], console: Console | None = None) -> None:
             )
         for cause in item.get("explained_by") or []:
             out.print(
-                f"  {escape(item['expectation'])}: {escape(cause['dimension'])}={escape(str(cause['value']))} "
-                f"explains {cause['share']:.0%} of the change ({cause['baseline']:,.4g} -> {cause['observed']:,.4g})",
+                f"  {escape(item['expectation'])}: "
+                f"{escape(cause['dimension'])}={escape(str(cause['value']))} explains {cause['share']:.0%} "
+                f"of the change ({cause['baseline']:,.4g} -> {cause['observed']:,.4g})",
                 highlight=False,
             )
         if item.get("samples"):
@@ -220,7 +222,8 @@ def print_run(payload: dict[str, Any], console: Console | None = None) -> None:
     evaluation = "n/a" if s["evaluation_rate"] is None else f"{s['evaluation_rate']:.2f}"
     out.print(
         f"[green]{s['passed']} passed[/green], [red]{s['failed']} failed[/red], "
-        f"[yellow]{s['config_error']} config error[/yellow], [magenta]{s['system_error']} system error[/magenta], "
+        f"[yellow]{s['config_error']} config error[/yellow], "
+        f"[magenta]{s['system_error']} system error[/magenta], "
         f"{s['skipped']} skipped; pass rate {rate}, evaluation rate {evaluation}; "
         f"queries: {payload['queries']['measure']} to measure, {payload['queries']['judge']} to judge",
         highlight=False,

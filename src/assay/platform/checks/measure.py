@@ -69,6 +69,8 @@ class ProfileMeasurement:
     dropped: dict[str, int] = field(default_factory=dict)  # dimension -> groups beyond top_k
     rows: int | None = None
     statement: exp.Select | None = None
+    attempts: int = 1  # how many attempts the measurement took
+    rules: Any = None  # the profile's compiled DQDL rules (assay.platform.checks.rules.CompiledRules)
 
     def value(self, key: str, group: Group = ()) -> float | None:
         return self.values.get((key, group))
@@ -454,10 +456,10 @@ class Plan:
                 group = ()
             if not group:
                 out.rows = int(row[_ROWCOUNT] or 0)
-                for key, (alias, _, _limit) in self.samples.items():
-                    out.samples[key] = _rows(row.get(alias))
-                for slot in dqdl_slots:
-                    out.dqdl[slot] = row.get(slot)
+                for key, (sample, _, _limit) in self.samples.items():
+                    out.samples[key] = _rows(row.get(sample))
+                for name in dqdl_slots:
+                    out.dqdl[name] = row.get(name)
             out.values[(_ROWCOUNT, group)] = float(row[_ROWCOUNT] or 0)
             for slot in self.slots:
                 try:

@@ -51,7 +51,8 @@ class CompiledRules:
         self.ctx = ctx
         self.rules = dict(rules)
         self.compiled: dict[str, CompiledRule] = {
-            eid: compile_rule(ruleset.rules[0], ctx, i) for i, (eid, ruleset) in enumerate(self.rules.items())
+            eid: compile_rule((ruleset.rules or ())[0], ctx, i)
+            for i, (eid, ruleset) in enumerate(self.rules.items())
         }
         self.scan: ScanPlan = ctx.scan
         self.decode: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None

@@ -272,7 +272,7 @@ class CheckRun:
                 result.profiles[profile.id] = {"rows": None, "attempts": attempt, "error": error.message}
                 return out
             result.attempts.append(Attempt(profile.id, attempt, None))
-            measured.attempts = attempt  # type: ignore[attr-defined]
+            measured.attempts = attempt
             result.profiles[profile.id] = {
                 "rows": measured.rows,
                 "attempts": attempt,
@@ -282,7 +282,7 @@ class CheckRun:
             return measured
         out = ProfileMeasurement(profile, failure="system")
         out.errors["*"] = failure or "the platform failed"
-        out.attempts = self.attempts  # type: ignore[attr-defined]
+        out.attempts = self.attempts
         result.profiles[profile.id] = {"rows": None, "attempts": self.attempts, "error": failure}
         return out
 
@@ -329,7 +329,7 @@ class CheckRun:
             measured.dqdl = dict(scan.values)
             measured.dqdl_errors = dict(scan.errors)
             del error
-        measured.rules = rules  # type: ignore[attr-defined]
+        measured.rules = rules
         measured.statement = plan.statement()
         if measured.rows == 0 and profile.slice is not None:
             measured.missing = f"the slice {profile.slice.column} = {self.at.date().isoformat()} has no rows"
@@ -363,7 +363,7 @@ class CheckRun:
                     if key.startswith("__"):
                         continue
                     values[_metric_key(key, group)] = value
-                rules: CompiledRules | None = getattr(m, "rules", None)
+                rules: CompiledRules | None = m.rules
                 if rules is not None and rules.slots:
                     values.update(rules.stored(rules.measurements(m.dqdl, m.dqdl_errors)))
                 store.save_metrics(load, values)
@@ -430,8 +430,7 @@ class CheckRun:
         profile = self.document.expectation_profile(expectation)
         m = measured[profile.id]
         base = self._base(expectation)
-        attempts = getattr(m, "attempts", 1)
-        base["attempts"] = attempts
+        base["attempts"] = m.attempts
         if m.failure == "system":
             return [_outcome(base, Outcome.SYSTEM_ERROR, PLATFORM_OWNER, m.errors["*"])]
         if m.failure == "config":
@@ -506,7 +505,7 @@ class CheckRun:
     def _judge_rule(
         self, expectation: Expectation, m: ProfileMeasurement, base: dict[str, Any]
     ) -> dict[str, Any]:
-        rules: CompiledRules = getattr(m, "rules")  # noqa: B009 - set by _measure_once
+        rules: CompiledRules = m.rules
         measured: Measurements = rules.measurements(m.dqdl, m.dqdl_errors)
         partition = self.document.expectation_profile(expectation).id
 
@@ -544,16 +543,16 @@ class CheckRun:
         change = observed - history[0]
         if change == 0:
             return []
-        found = []
+        found: list[dict[str, Any]] = []
         for dimension in profile.dimensions:
-            groups = list(m.groups.get((dimension,), []))
+            groups: list[Group] = list(m.groups.get((dimension,), []))
             # A group that sent nothing today (a venue that stopped) explains by its absence.
             for entity, instance, name in series:
                 if entity == "Group" and name == key:
                     stored = parse_group_key(instance) or {}
-                    group = ((dimension, stored.get(dimension)),)
-                    if list(stored) == [dimension] and group not in groups:
-                        groups.append(group)
+                    absent: Group = ((dimension, stored.get(dimension)),)
+                    if list(stored) == [dimension] and absent not in groups:
+                        groups.append(absent)
             for group in groups:
                 past = series.get(("Group", group_key(dict(group)), key), [])
                 value = m.value(key, group)
@@ -642,7 +641,8 @@ def summarize(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
     ``evaluation_rate = (passed + failed) / scheduled``, side by side; advisory outcomes are
     counted apart and enter neither rate.
 
-    >>> summarize([{"outcome": "passed", "mode": "enforce"}, {"outcome": "skipped", "mode": "enforce"}])["evaluation_rate"]
+    >>> done = [{"outcome": "passed", "mode": "enforce"}, {"outcome": "skipped", "mode": "enforce"}]
+    >>> summarize(done)["evaluation_rate"]
     0.5
     """
     counts = {o.value: 0 for o in Outcome}
