@@ -533,7 +533,12 @@ def _dataset_config(space: Workspace, dataset: str, config: Path | None) -> Any:
     if config is not None:
         return load_config(config)
     default = space.root / "checks" / f"{dataset}.yaml"
-    return load_config(default) if default.exists() else DatasetConfig()
+    if default.exists():
+        return load_config(default)
+    from assay.platform.checks.document import find_document
+
+    document = find_document(space.root / "checks", dataset)  # a check document names the dataset
+    return load_config(document) if document is not None else DatasetConfig()
 
 
 def _day(text: str, option: str) -> Any:

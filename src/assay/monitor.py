@@ -84,6 +84,9 @@ class DatasetConfig(BaseModel):
     columns: dict[str, ColumnConfig] = Field(default_factory=dict)
     null_rate: NullRateConfig = Field(default_factory=lambda: NullRateConfig())
     gate: GateConfig | None = Field(default=None, description="the gate's key, order and contributor columns")
+    # Read from the dataset's check document when it has one (docs/checks.md): kept in the runs.
+    owners: dict[str, str] | None = Field(default=None, description="the dataset's owners (team, contact)")
+    tier: int | None = Field(default=None, ge=0, le=3, description="the dataset's tier, 0 the most important")
 
     @field_validator("window")
     @classmethod
@@ -159,6 +162,13 @@ def load_config(path: Path) -> DatasetConfig:
         raise ConfigError(f"{path}: no such configuration file") from None
     except (OSError, yaml.YAMLError) as error:
         raise ConfigError(f"{path}: cannot read: {' '.join(str(error).split())}") from None
+    if isinstance(document, dict) and document.get("kind") == "DatasetChecks":
+        # A check document is the dataset's home: the monitor reads its monitor: and gate:
+        # sections, owners and tier (docs/checks.md).
+        from assay.platform.checks.document import load_document
+
+        config: DatasetConfig = load_document(path).monitor_config()
+        return config
     try:
         return DatasetConfig.model_validate(document)
     except ValidationError as error:
@@ -219,6 +229,8 @@ class ProfileResult:
     history: int = 0  # loads in the window
     queries: int = 0
     floods: dict[str, tuple[int, int]] = field(default_factory=dict)  # category -> (new, distinct) today
+    owners: dict[str, str] | None = None  # from the dataset's check document
+    tier: int | None = None
 
     def run_summary(self) -> dict[str, Any]:
         """What the run record keeps of a profile: its size, its alerts and its decisions."""
@@ -231,6 +243,8 @@ class ProfileResult:
             "alerts": [a.to_dict() for a in self.alerts],
             "decisions": self.decisions,
             "queries": self.queries,
+            **({"owners": self.owners} if self.owners else {}),
+            **({"tier": self.tier} if self.tier is not None else {}),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -298,7 +312,9 @@ def profile(
         # Numbers and dates are counted exactly while their last load's count was within the cap.
         exact = exact_columns(table.columns, _last_distinct(store, dataset, load_date) if store else None)
         load = measure(engine, table.name, list(table.columns), [*config.categorical, *sticky], exact=exact)
-        result = ProfileResult(dataset, load_date, load, queries=engine.queries)
+        result = ProfileResult(
+            dataset, load_date, load, queries=engine.queries, owners=config.owners, tier=config.tier
+        )
         if store is None:
             return result
         source_sha256 = checksum.result() if checksum else None

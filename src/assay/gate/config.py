@@ -68,14 +68,17 @@ def resolve(
     Without ``--table``, the one table of the workspace whose configuration has a ``gate:``
     section is chosen; none or several is an error that names them."""
     from assay.monitor import load_config
+    from assay.platform.checks.document import find_document
 
     checks = workspace.root / "checks"
     if table is None:
+        # A table's configuration: checks/<table>.yaml, or a check document naming the table
+        # as its dataset (the document's gate: section).
         candidates = (
             sorted(
-                path.stem
+                config.dataset or path.stem
                 for path in checks.glob("*.yaml")
-                if path.is_file() and load_config(path).gate is not None
+                if path.is_file() and (config := load_config(path)).gate is not None
             )
             if checks.is_dir()
             else []
@@ -89,6 +92,8 @@ def resolve(
             raise ConfigError(f"say which table to commit to with --table ({found})")
         table = candidates[0]
     path = checks / f"{table}.yaml"
+    if not path.is_file():
+        path = find_document(checks, table) or path
     settings = (load_config(path).gate if path.is_file() else None) or GateConfig()
 
     def pick(flag: str | None, configured: str | None, option: str, field: str) -> str:

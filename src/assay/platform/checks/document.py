@@ -274,6 +274,60 @@ class Document(_Strict):
     dataset: Dataset
     profiles: tuple[Profile, ...] = ()
     expectations: tuple[Expectation, ...] = ()
+    # The other flows' settings for the same dataset, so that the document is the dataset's one
+    # home: ``monitor:`` is the drift monitor's configuration (docs/monitor.md) and ``gate:`` the
+    # gate's table settings (docs/gate.md); both are validated by their own flows' models.
+    monitor: dict[str, Any] | None = None
+    gate: dict[str, Any] | None = None
+
+    @field_validator("monitor")
+    @classmethod
+    def _monitor(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            from assay.monitor import DatasetConfig
+
+            if "dataset" in value or "gate" in value:
+                raise ValueError(
+                    "monitor: takes the monitor's settings; dataset and gate: are the document's own"
+                )
+            try:
+                DatasetConfig.model_validate(value)
+            except ValidationError as error:
+                first = error.errors()[0]
+                where = ".".join(map(str, first["loc"]))
+                raise ValueError(f"{where}: {first['msg']}" if where else first["msg"]) from None
+            except ConfigError as error:
+                raise ValueError(error.message) from None
+        return value
+
+    @field_validator("gate")
+    @classmethod
+    def _gate(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            from assay.gate.config import GateConfig
+
+            try:
+                GateConfig.model_validate(value)
+            except ValidationError as error:
+                first = error.errors()[0]
+                raise ValueError(f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        return value
+
+    def monitor_config(self) -> Any:
+        """The drift monitor's configuration of this dataset (:class:`assay.monitor.DatasetConfig`):
+        its ``monitor:`` section, the ``gate:`` section, and the dataset's owners and tier."""
+        from assay.monitor import DatasetConfig
+
+        owners = self.dataset.owners.model_dump(exclude_none=True) or None
+        return DatasetConfig.model_validate(
+            {
+                **(self.monitor or {}),
+                "dataset": self.dataset.name,
+                "gate": self.gate,
+                "owners": owners,
+                "tier": self.dataset.tier,
+            }
+        )
 
     def profile(self, profile_id: str) -> Profile:
         return next(p for p in self.profiles if p.id == profile_id)
@@ -584,4 +638,34 @@ def _metric_problem(entry: Any) -> str | None:
     columns = [value] if isinstance(value, str) else value
     if not isinstance(columns, list) or not columns or not all(isinstance(c, str) and c for c in columns):
         return f"{kind} needs a column or a list of columns"
+    return None
+
+
+def is_check_document(path: Path) -> bool:
+    """Whether the YAML file at ``path`` says ``kind: DatasetChecks`` (read cheaply, never fails)."""
+    try:
+        with path.open(encoding="utf-8") as handle:
+            head = handle.read(4096)
+    except (OSError, UnicodeDecodeError):
+        return False
+    return bool(re.search(r"^kind:\s*['\"]?DatasetChecks['\"]?\s*(#.*)?$", head, re.MULTILINE))
+
+
+def find_document(folder: Path, dataset: str) -> Path | None:
+    """The check document in ``folder`` (``<workspace>/checks``) whose dataset is ``dataset``:
+    the file named after it if it is a check document, else the one document that names it."""
+    named = folder / f"{dataset}.yaml"
+    if named.is_file() and is_check_document(named):
+        return named
+    if not folder.is_dir():
+        return None
+    for path in sorted(folder.glob("*.yaml")):
+        if path.is_file() and is_check_document(path):
+            try:
+                raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, yaml.YAMLError):
+                continue
+            found = raw.get("dataset") if isinstance(raw, dict) else None
+            if isinstance(found, dict) and found.get("name") == dataset:
+                return path
     return None
