@@ -227,7 +227,7 @@ class CheckRun:
                     run.error = result.error
                 if not self.dry_run and self.store is not None:
                     run.counts = {"outcomes": len(result.outcomes), "queries": result.queries["measure"]}
-                    payload = {"at": self.at_text, "document": str(self.path), "summary": result.summary}
+                    payload = {"kind": "check", **result.to_dict()}  # runs/<id>.json: the run's JSON
                     run.commit(
                         lambda: self._settle(run, loads, result),
                         summary=payload,
