@@ -240,6 +240,10 @@ def test_an_unknown_table_or_schema_is_a_config_error_naming_what_exists(engine:
         engine.register_table("t", "sales.trades")
     with pytest.raises(ConfigError, match="in database wh, but the source's url connects to test_"):
         engine.register_table("t", "wh.public.trades")
+    with pytest.raises(ConfigError, match="postgres table : not a table name"):
+        engine.register_table("t", "")
+    with pytest.raises(ConfigError, match=r"no such table \(tables in public: trades"):
+        engine.register_table("t", "trades; DROP TABLE trades")  # one quoted name, never SQL
     engine.register_table("t", "TRADES")  # unquoted names fold to lower case, as in PostgreSQL
     assert [c.name for c in engine.columns("t")][:2] == ["id", "region"]
 

@@ -166,9 +166,9 @@ class PostgresEngine(Engine):
         self, url: str, *, connect_timeout: float = 10, statement_timeout: float | None = None
     ) -> None:
         super().__init__()
-        self.url = _libpq_url(url)
+        self._url = _libpq_url(url)  # holds the password: never shown
         try:
-            params = conninfo_to_dict(self.url)
+            params = conninfo_to_dict(self._url)
         except psycopg.ProgrammingError:
             # the driver's message can quote the URL, password included
             raise ConfigError("the postgres source's url is not a valid PostgreSQL URL") from None
@@ -218,9 +218,12 @@ class PostgresEngine(Engine):
                 f"connects to {self.server.database}"
             )
         local = exp.Table(this=parsed.this.copy(), db=parsed.args["db"].copy() if parsed.db else None)
-        found = self._catalog_rows(_RESOLVE, [local.sql(dialect="postgres")])
-        if not found:
-            raise ConfigError(f"postgres table {table}: {self._missing(parsed)}")
+        try:
+            found = self._catalog_rows(_RESOLVE, [local.sql(dialect="postgres")])
+            if not found:
+                raise ConfigError(f"postgres table {table}: {self._missing(parsed)}")
+        except EngineError as error:  # a name the server cannot read as one
+            raise ConfigError(f"postgres table {table}: {error.message}") from None
         schema, relation = found[0]
         # qualified by the catalog's own names: the definition never depends on the search path
         source = exp.Table(
@@ -329,7 +332,7 @@ class PostgresEngine(Engine):
         if self._connection is not None and not self._connection.closed:
             return self._connection
         try:
-            connection = psycopg.connect(self.url, **self._connect_args)
+            connection = psycopg.connect(self._url, **self._connect_args)
         except psycopg.Error as error:
             raise PlatformError(
                 f"could not connect to the PostgreSQL server {self.server}: {self._reason(error)}"
