@@ -20,6 +20,8 @@ from sqlglot import exp
 
 from assay.engine import DataKind, DuckDBEngine, EngineError, PostgresEngine
 from assay.errors import ConfigError, PlatformError
+from assay.measure import Aggregate, Frequencies, FrequencyAggregate, ScanPlan
+from assay.measure.requests import count_if, count_star
 from pgserver import PostgresServer
 
 
@@ -354,3 +356,34 @@ def test_importing_the_engines_does_not_import_the_driver() -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert done.stdout.strip() == "False"
+
+
+def test_the_scan_planner_measures_in_one_postgres_query_as_on_duckdb(engine: PostgresEngine) -> None:
+    def plan() -> tuple[ScanPlan, list[str]]:
+        scan = ScanPlan("trades")
+        slots = [
+            scan.add(Aggregate(count_star()), "rows"),
+            scan.add(Aggregate(exp.Count(this=exp.column("note"))), "complete"),
+            scan.add(Aggregate(count_if(exp.column("amount") > exp.Literal.number(10))), "big"),
+            scan.add(Aggregate(exp.func("avg", exp.column("fee"))), "mean"),
+            scan.add(FrequencyAggregate(Frequencies(("region",)), exp.Count(this=exp.Star())), "distinct"),
+        ]
+        return scan, slots
+
+    ours, slots = plan()
+    found = ours.run(engine)
+    duck = DuckDBEngine()
+    duck.register_arrow(
+        "trades", pa.Table.from_pylist([dict(zip(NAMES, r, strict=True)) for r in ROWS], SCHEMA)
+    )
+    theirs, _ = plan()
+    expected = theirs.run(duck)
+    assert [found.number(s) for s in slots] == [6, 5, 2, pytest.approx(1.65), 3]
+    assert [found.number(s) for s in slots] == [pytest.approx(expected.number(s)) for s in slots]
+    assert engine.queries == 1 and not found.errors
+    # a request the server refuses costs its own group only (the planner's isolation)
+    ours.add(Aggregate(exp.func("max", exp.column("settled_at"))), "renamed")
+    isolated = ours.run(engine)
+    assert isolated.number(slots[0]) == 6 and list(isolated.errors.values()) == [
+        'column "settled_at" does not exist'
+    ]
