@@ -277,22 +277,32 @@ class PostgresEngine(Engine):
     def _bind(self, query: exp.Query) -> exp.Query:
         """``query`` with a ``WITH`` entry for every registered name it reads (a name the query
         defines itself, as a CTE, stays the query's own)."""
-        tree = query.copy()
+        tree = _tables(query.copy())
         own = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
         ctes: dict[str, exp.CTE] = {}
-        for table in tree.find_all(exp.Table):
-            name = table.name
-            if table.db or table.catalog or name in own or name in ctes or name not in self._views:
-                continue
-            body, materialize = self._views[name]
-            ctes[name] = exp.CTE(
-                this=body.copy(),
-                alias=exp.TableAlias(this=table.this.copy()),
-                # a materialized name is computed once per query (no rows are kept on the server)
-                materialized=True if materialize else None,
-            )
+        # A registered name may read another (a view of a view): bind names until none is left,
+        # each before the names that read it.
+        pending: list[exp.Expr] = [tree]
+        order: list[str] = []
+        while pending:
+            node = pending.pop()
+            for table in node.find_all(exp.Table):
+                name = table.name
+                if table.db or table.catalog or name in own or name in ctes or name not in self._views:
+                    continue
+                body, materialize = self._views[name]
+                body = _tables(body.copy())
+                ctes[name] = exp.CTE(
+                    this=body.copy(),
+                    alias=exp.TableAlias(this=table.this.copy()),
+                    # a materialized name is computed once per query (no rows are kept on the server)
+                    materialized=True if materialize else None,
+                )
+                order.append(name)
+                pending.append(body)
         if not ctes:
             return tree
+        ctes = {name: ctes[name] for name in reversed(order)}
         existing = tree.args.get("with_")
         theirs = list(existing.expressions) if isinstance(existing, exp.With) else []
         recursive = bool(existing.args.get("recursive")) if isinstance(existing, exp.With) else False
@@ -455,3 +465,13 @@ def _arrow(values: list[Any], typname: str, display: str) -> pa.Array:
         return pa.array(values)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return pa.array([None if v is None else str(v) for v in values], type=pa.string())
+
+
+def _tables(tree: exp.Query) -> exp.Query:
+    """``tree`` with every ``FROM name`` / ``JOIN name`` written as a bare identifier (as sqlglot's
+    builders make from ``from_(identifier)``) turned into a table node, so that binding sees it."""
+    for node in list(tree.find_all(exp.From, exp.Join)):
+        inner = node.this
+        if isinstance(inner, exp.Identifier):
+            node.set("this", exp.Table(this=inner.copy()))
+    return tree
