@@ -402,6 +402,10 @@ JSON_RUNS: dict[str, str] = {
     "history": "vendor_trades --column settle_ccy --workspace {ws} --json",
     "recover": "--workspace {ws} --json",
     "demo": "--workspace {tmp}/demo --json",
+    "check validate": "{ws}/checks/trades.yaml --json",
+    "check run": "{ws}/checks/trades.yaml --at 2026-11-30 --now 2026-12-01T03:00:00Z --workspace {ws} --json -",
+    "check history": "{ws}/checks/trades.yaml --workspace {ws} --json",
+    "check plan": "{ws}/checks/trades.yaml --workspace {ws} --json",
 }
 
 
@@ -421,7 +425,8 @@ def test_json_output_is_one_object_and_nothing_else(name: str, tmp_path: Path) -
 
     if name == "demo":
         _, printed = built()  # the shared demo was built with --json: check what it printed
-        assert set(printed) == {"workspace", "orders", "bureau", "vendor"}
+        assert set(printed) == {"workspace", "orders", "bureau", "vendor", "checks"}
+        assert printed["checks"]["queries"] == {"measure": 1, "judge": 0}
         assert printed["vendor"]["decisions"][0]["status"] == "pending"
         assert {f["contributor"] for f in printed["bureau"]["final"]} >= {"BANK_A", "PAYLATER"}
         assert printed["orders"]["failed_rows"] > 0

@@ -88,7 +88,10 @@ def check_run(
     doc: DocArgument,
     at: Annotated[
         str | None,
-        typer.Option(help="The run's logical date or date-time: its slice of rows and its point in history."),
+        typer.Option(
+            help="The run's logical date or date-time: its slice of rows and its point in history.",
+            show_default="the date of --now",
+        ),
     ] = None,
     now: Annotated[
         str | None,
@@ -99,7 +102,10 @@ def check_run(
     workspace: WorkspaceOption = None,
     store: StoreOption = None,
     only: Annotated[
-        list[str] | None, typer.Option("--only", help="Run only this expectation id (repeatable).")
+        list[str] | None,
+        typer.Option(
+            "--only", help="Run only this expectation id (repeatable).", show_default="every expectation"
+        ),
     ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Measure and judge, record nothing; show the rows flagged.")
@@ -119,7 +125,13 @@ def check_run(
         ),
     ] = None,
     json_out: Annotated[
-        str | None, typer.Option("--json", metavar="OUT", help="Write the run's JSON to OUT ('-': stdout).")
+        str | None,
+        typer.Option(
+            "--json",
+            metavar="OUT",
+            help="Write the run's JSON to OUT ('-': stdout).",
+            show_default="not written",
+        ),
     ] = None,
     fail_on: Annotated[
         str | None,
@@ -233,10 +245,17 @@ def print_run(payload: dict[str, Any], console: Console | None = None) -> None:
 @check_app.command("history")
 def check_history(
     doc: DocArgument,
-    expectation: Annotated[str | None, typer.Option(help="Only this expectation's outcomes.")] = None,
+    expectation: Annotated[
+        str | None, typer.Option(help="Only this expectation's outcomes.", show_default="every expectation")
+    ] = None,
     group: Annotated[
         list[str] | None,
-        typer.Option("--group", metavar="K=V", help="Only this group's outcomes (repeatable)."),
+        typer.Option(
+            "--group",
+            metavar="K=V",
+            help="Only this group's outcomes (repeatable).",
+            show_default="every group",
+        ),
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the history as JSON.")] = False,
     workspace: WorkspaceOption = None,
@@ -290,7 +309,9 @@ def check_history(
 def check_plan(
     doc: DocArgument,
     json_out: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
-    at: Annotated[str | None, typer.Option(help="The logical date the plan's slice would read.")] = None,
+    at: Annotated[
+        str | None, typer.Option(help="The logical date the plan's slice would read.", show_default="today")
+    ] = None,
     workspace: WorkspaceOption = None,
 ) -> None:
     """What each profile of DOC will measure, the one query it will send (SQL), and which
