@@ -144,7 +144,8 @@ def test_each_metric_maps_to_its_exact_rule(
 
 def test_count_where_is_a_custom_sql_count_printed_from_the_parsed_condition() -> None:
     document = _document(
-        '[{count_where: {name: late, condition: "settled_at   <   executed_at AND NOT is_test"}}]',
+        "[{count_where: {name: late, sample_rows: 20,"
+        ' condition: "settled_at   <   executed_at AND NOT is_test"}}]',
         '  - {id: e, metric: p.late, expect: "= 0"}\n',
     )
     (entry,) = export_entries(document)
@@ -152,6 +153,7 @@ def test_count_where_is_a_custom_sql_count_printed_from_the_parsed_condition() -
     assert entry.rule.startswith(
         'CustomSql "SELECT COUNT(*) FROM `primary` WHERE `settled_at` < `executed_at` AND NOT `is_test`" = 0'
     )
+    assert entry.notes == ("sample_rows 20 not exported: the CustomSql count keeps no example rows",)
 
 
 def test_unsafe_sql_is_never_pasted_and_is_named_in_a_comment() -> None:

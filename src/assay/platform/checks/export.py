@@ -161,6 +161,11 @@ def _entry(document: Document, expectation: Expectation) -> ExportEntry:
             "advisory in assay (never in pass rates or gates); DQDL has no advisory mode: "
             "Glue counts this rule in its score (label mode=advisory)"
         )
+    spec = _spec(profile, expectation)
+    if spec is not None and spec.where is not None and spec.where.sample_rows:
+        notes.append(
+            f"sample_rows {spec.where.sample_rows} not exported: the CustomSql count keeps no example rows"
+        )
     if expectation.min_history:
         notes.append(
             f"min_history {expectation.min_history} not exported: DQDL judges from the first run "
@@ -192,11 +197,18 @@ def _one_line(text: str) -> str:
 def _rule(profile: Profile, expectation: Expectation) -> ast.RuleNode:
     if expectation.rule is not None:
         return _copied_rule(profile, expectation.rule)
-    reference = expectation.reference
-    spec = next(s for s in profile.specs() if s.key == reference.key)
-    assert expectation.expect is not None
+    spec = _spec(profile, expectation)
+    assert spec is not None and expectation.expect is not None
     condition = parse_expect(expectation.expect, duration=spec.kind == "freshness")
     return TRANSLATORS[spec.kind](spec, condition, _Filter(profile))
+
+
+def _spec(profile: Profile, expectation: Expectation) -> MetricSpec | None:
+    """The metric an expectation reads (None for a DQDL rule)."""
+    if expectation.metric is None:
+        return None
+    key = expectation.reference.key
+    return next(s for s in profile.specs() if s.key == key)
 
 
 Translator = Callable[[MetricSpec, ast.Condition, "_Filter"], ast.RuleNode]
