@@ -176,6 +176,7 @@ schema:
             mustBe: 0
             severity: P1
       - name: status
+        physicalName: order_status
         quality:
           - rule: validValues
             validValues: [1, 2, 3, 4, 5, 6]
@@ -302,13 +303,13 @@ def test_a_v3_0_contract_with_rule_names_a_postgres_server_and_two_objects() -> 
             "severity": "warning",
         },
         "salesorderid-duplicate-values": {"rule": 'IsUnique "salesorderid"', "severity": "error"},
-        "status-invalid-values": {
-            "metric": "contract.status_invalid_values_count",
+        "order_status-invalid-values": {
+            "metric": "contract.order_status_invalid_values_count",
             "expect": "<= 0",
             "severity": "error",
         },
-        "status-null-values": {
-            "metric": "contract.null_count(status)",
+        "order_status-null-values": {
+            "metric": "contract.null_count(order_status)",
             "expect": "between 0 and 3",
             "severity": "error",
         },

@@ -325,7 +325,8 @@ class _Builder:
 
     def read_object(self) -> None:
         properties = [p for p in self.target.get("properties") or () if isinstance(p, Mapping)]
-        columns = [str(p["name"]) for p in properties if p.get("name")]
+        # the data's column is the property's physicalName when it has one
+        columns = [_column_name(p) for p in properties if p.get("name") or p.get("physicalName")]
         names = [str(n) for n in (self.target.get("name"), self.target.get("physicalName")) if n]
         for raw in self.target.get("quality") or ():
             if isinstance(raw, Mapping):
@@ -333,7 +334,7 @@ class _Builder:
         for prop in properties:
             for raw in prop.get("quality") or ():
                 if isinstance(raw, Mapping):
-                    self.read(_Entry(raw, str(prop.get("name")), columns, names))
+                    self.read(_Entry(raw, _column_name(prop), columns, names))
             for nested in prop.get("properties") or ():
                 if isinstance(nested, Mapping) and nested.get("quality"):
                     self.unsupported.append(
@@ -584,6 +585,10 @@ _METRICS: dict[str, Callable[[_Entry, _Builder], Conditions]] = {
 
 
 # --- helpers ------------------------------------------------------------------------------------------
+
+
+def _column_name(prop: Mapping[str, Any]) -> str:
+    return str(prop.get("physicalName") or prop.get("name"))
 
 
 def _column(entry: _Entry, metric: str) -> str:
