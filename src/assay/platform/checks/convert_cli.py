@@ -1,0 +1,84 @@
+"""The bodies of ``assay check export-dqdl DOC [--out FILE]`` and ``assay check import-odcs
+CONTRACT [--out FILE]``: read, convert, write, and return the exit code. A user's mistake is
+raised as :class:`ConfigError` (the CLI's ``main`` prints it and exits 2).
+
+>>> from pathlib import Path
+>>> _ = Path("c.odcs.yaml").write_text('''
+... apiVersion: v3.1.0
+... kind: DataContract
+... id: c
+... servers: [{server: dev, type: local, path: t.csv, format: csv}]
+... schema: [{name: t, quality: [{metric: rowCount, mustBeGreaterThan: 0}]}]
+... ''')
+>>> import_command(Path("c.odcs.yaml"), Path("t.yaml"))
+wrote t.yaml: 1 expectation(s), 0 entries not imported
+0
+>>> export_command(Path("t.yaml"), None)
+# DQDL ruleset exported from the assay check document of dataset c.t.
+# source: t.csv
+Rules = [
+    # t-row-count
+    RowCount > 0 labels=["expectation"="t-row-count", "severity"="error"]
+]
+0
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from assay.errors import ConfigError
+from assay.platform.checks.document import load_document, parse_document
+from assay.platform.checks.export import export_dqdl, export_entries
+from assay.platform.checks.odcs import import_odcs
+
+
+def export_command(doc: Path, out: Path | None) -> int:
+    """Print (or write to ``out``) the check document ``doc`` as a DQDL ruleset; exit 0."""
+    document = load_document(doc)
+    text = export_dqdl(document)
+    if out is None:
+        sys.stdout.write(text)
+        return 0
+    _write(out, text)
+    entries = export_entries(document)
+    written = sum(entry.rule is not None for entry in entries)
+    print(f"wrote {out}: {written} rule(s), {len(entries) - written} expectation(s) as comments only")
+    return 0
+
+
+def import_command(contract: Path, out: Path | None) -> int:
+    """Print (or write to ``out``) the ODCS contract ``contract`` as a check document; each entry
+    that has no equivalent is named on stderr (and at the top of the document); exit 0."""
+    try:
+        text = contract.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{contract}: no such contract file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{contract}: is a folder, not a contract file") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{contract}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    except OSError as error:
+        raise ConfigError(f"{contract}: cannot read: {error.strerror}") from None
+    result = import_odcs(text, filename=str(contract))
+    for item in result.unsupported:
+        sys.stderr.write(f"{contract}: not imported: {item}\n")
+    if out is None:
+        sys.stdout.write(result.text)
+        return 0
+    _write(out, result.text)
+    count = len(parse_document(result.text).expectations)
+    print(f"wrote {out}: {count} expectation(s), {len(result.unsupported)} entries not imported")
+    return 0
+
+
+def _write(path: Path, text: str) -> None:
+    """Write whole or not at all: a half-written ruleset or document would still parse."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(path.name + ".partial")
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(path)
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot write: {error.strerror}") from None
