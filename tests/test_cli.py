@@ -406,6 +406,8 @@ JSON_RUNS: dict[str, str] = {
     "check run": "{ws}/checks/trades.yaml --at 2026-11-30 --now 2026-12-01T03:00:00Z --workspace {ws} --json -",
     "check history": "{ws}/checks/trades.yaml --workspace {ws} --json",
     "check plan": "{ws}/checks/trades.yaml --workspace {ws} --json",
+    "check export-dqdl": "{ws}/checks/trades.yaml --json",
+    "check import-odcs": "{tmp}/contract.yaml --json",
 }
 
 
@@ -432,6 +434,10 @@ def test_json_output_is_one_object_and_nothing_else(name: str, tmp_path: Path) -
         assert printed["orders"]["failed_rows"] > 0
         return
     workspace = copy(tmp_path / "ws")
+    (tmp_path / "contract.yaml").write_text(
+        "apiVersion: v3.1.0\nkind: DataContract\nid: c\n"
+        "schema: [{name: t, quality: [{metric: rowCount, mustBeGreaterThan: 0}]}]\n"
+    )
     decision = built()[1]["vendor"]["decisions"][0]["id"]
     args = [a.format(ws=workspace, tmp=tmp_path, decision=decision) for a in JSON_RUNS[name].split()]
     done = subprocess.run(

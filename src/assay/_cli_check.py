@@ -335,3 +335,67 @@ def check_plan(
             out.print(f"  [yellow]{escape(item['error'])}[/yellow]", highlight=False)
         if item.get("sql"):
             out.print(item["sql"], highlight=False, markup=False)
+
+
+@check_app.command("export-dqdl")
+def check_export_dqdl(
+    doc: DocArgument,
+    out_file: Annotated[
+        Path | None, typer.Option("--out", help="Write the ruleset to this file.", show_default="stdout")
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the ruleset and each expectation's rule as JSON.")
+    ] = False,
+) -> None:
+    """DOC as an AWS Glue DQDL ruleset; what has no DQDL equivalent is a comment, never dropped."""
+    from assay.platform.checks.convert_cli import export_command
+    from assay.platform.checks.export import export_dqdl, export_entries
+
+    if not json_out:
+        raise typer.Exit(export_command(doc, out_file))
+    document = _load(doc)
+    text = export_dqdl(document)
+    if out_file is not None:
+        from assay.platform.checks.convert_cli import _write
+
+        _write(out_file, text)
+    entries = [
+        {"expectation": e.expectation, "rule": e.rule, "notes": list(e.notes)}
+        for e in export_entries(document)
+    ]
+    payload = {
+        "document": str(doc),
+        "dataset": document.dataset.name,
+        "out": None if out_file is None else str(out_file),
+    }
+    _write_json("-", {**payload, "ruleset": text, "expectations": entries})
+
+
+@check_app.command("import-odcs")
+def check_import_odcs(
+    contract: Annotated[
+        Path, typer.Argument(metavar="CONTRACT", help="An Open Data Contract Standard v3 contract (YAML).")
+    ],
+    out_file: Annotated[
+        Path | None,
+        typer.Option("--out", help="Write the check document to this file.", show_default="stdout"),
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the document and the entries not imported as JSON.")
+    ] = False,
+) -> None:
+    """A contract's quality section as a check document; every entry without an equivalent is named."""
+    from assay.platform.checks.convert_cli import _write, import_command
+    from assay.platform.checks.odcs import import_odcs
+
+    if not json_out:
+        raise typer.Exit(import_command(contract, out_file))
+    try:
+        text = contract.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        raise typer.Exit(import_command(contract, out_file)) from None  # the same message as without --json
+    result = import_odcs(text, filename=str(contract))
+    if out_file is not None:
+        _write(out_file, result.text)
+    payload = {"contract": str(contract), "out": None if out_file is None else str(out_file)}
+    _write_json("-", {**payload, "document": result.text, "unsupported": list(result.unsupported)})
