@@ -403,7 +403,8 @@ JSON_RUNS: dict[str, str] = {
     "recover": "--workspace {ws} --json",
     "demo": "--workspace {tmp}/demo --json",
     "check validate": "{ws}/checks/trades.yaml --json",
-    "check run": "{ws}/checks/trades.yaml --at 2026-11-30 --now 2026-12-01T03:00:00Z --workspace {ws} --json -",
+    "check run": "{ws}/checks/trades.yaml --at 2026-11-30 --now 2026-12-01T03:00:00Z "
+    "--workspace {ws} --json -",
     "check history": "{ws}/checks/trades.yaml --workspace {ws} --json",
     "check plan": "{ws}/checks/trades.yaml --workspace {ws} --json",
     "check export-dqdl": "{ws}/checks/trades.yaml --json",

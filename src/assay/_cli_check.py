@@ -16,8 +16,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from assay.cli import StoreOption, WorkspaceOption, _write_json, err, out
-from assay.cli import out as _out
+from assay._cli_common import StoreOption, WorkspaceOption, err, out
+from assay._cli_common import out as _out
+from assay._cli_common import write_json as _write_json
 from assay.errors import ConfigError
 from assay.workspace import Workspace, store_url
 

@@ -21,23 +21,10 @@ import typer
 from rich.console import Console
 
 from assay import __version__
+from assay._cli_common import StoreOption, WorkspaceOption, err, out, write_json
 from assay.errors import AssayError, ConfigError
 from assay.workspace import Workspace, store_url
 
-# The options every command that reads a workspace or the metric store takes, spelled once.
-# Help texts never hold square brackets: rich reads them as markup and drops them. A default that
-# is not a value (None means "derived" or "not done") is described with show_default, so that every
-# option's help shows what happens without it (tests/test_cli.py checks each command's --help).
-WorkspaceOption = Annotated[
-    Path | None,
-    typer.Option(help="Workspace folder.", envvar="ASSAY_WORKSPACE", show_default="./.assay"),
-]
-StoreOption = Annotated[
-    str | None,
-    typer.Option(
-        help="Metric store URL.", envvar="ASSAY_STORE_URL", show_default="the workspace's SQLite file"
-    ),
-]
 ByOption = Annotated[
     str | None, typer.Option(help="Who decides.", envvar="ASSAY_USER", show_default="the login name")
 ]
@@ -133,9 +120,6 @@ decisions_app = typer.Typer(
 )
 app.add_typer(decisions_app, name="decisions")
 
-out = Console()
-err = Console(stderr=True)
-
 
 def _version(value: bool) -> None:
     if value:
@@ -175,19 +159,7 @@ def _references(items: list[str]) -> dict[str, str]:
     return refs
 
 
-def _write_json(target: str, payload: dict[str, Any]) -> None:
-    text = json.dumps(payload, indent=2, allow_nan=False) + "\n"
-    if target == "-":
-        sys.stdout.write(text)
-        return
-    path = Path(target)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(path.name + ".partial")
-        partial.write_text(text)
-        partial.replace(path)
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot write: {error.strerror}") from None
+_write_json = write_json
 
 
 @dqdl_app.command("validate")

@@ -1,0 +1,46 @@
+"""What every ``assay`` command module shares: the workspace and store options, the consoles,
+and how a JSON report is written (stdout, or a file written whole)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from assay.errors import ConfigError
+
+# The options every command that reads a workspace or the metric store takes, spelled once.
+# Help texts never hold square brackets: rich reads them as markup and drops them. A default that
+# is not a value (None means "derived" or "not done") is described with show_default, so that every
+# option's help shows what happens without it (tests/test_cli.py checks each command's --help).
+WorkspaceOption = Annotated[
+    Path | None,
+    typer.Option(help="Workspace folder.", envvar="ASSAY_WORKSPACE", show_default="./.assay"),
+]
+StoreOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Metric store URL.", envvar="ASSAY_STORE_URL", show_default="the workspace's SQLite file"
+    ),
+]
+out = Console()
+err = Console(stderr=True)
+
+
+def write_json(target: str, payload: dict[str, Any]) -> None:
+    text = json.dumps(payload, indent=2, allow_nan=False) + "\n"
+    if target == "-":
+        sys.stdout.write(text)
+        return
+    path = Path(target)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(path.name + ".partial")
+        partial.write_text(text)
+        partial.replace(path)
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot write: {error.strerror}") from None
