@@ -43,7 +43,7 @@ from assay.gate.summary import Group, GroupRule, RuleStats, Summary
 from assay.judge.evaluation import Evaluation
 from assay.lake.iceberg import PreconditionFailed, Warehouse
 from assay.lake.quarantine import QuarantineFile, quarantine_path
-from assay.lake.readers import ReadOptions, register
+from assay.lake.readers import ReadOptions, Registered
 from assay.lang.dqdl import ast
 from assay.measure import ScanPlan
 from assay.platform.faults import checkpoint
@@ -70,6 +70,8 @@ OLDER_ROWS = "__gate_older"
 OLDER_CANDIDATES = "__gate_older_files"
 MISSING_KEYS = "__gate_missing_keys"
 LOOKBACK_MONTHS = 12
+LAGGED = "primary"  # the lagged batch, a view in the engine under the name DQDL rules read
+STATES = "__gate_states"  # each row's state per row rule, kept in the engine
 """How far back an account missing from the last committed month finds its own latest record:
 a record older than a year is no baseline for a trend rule (docs/gate.md)."""
 
@@ -196,11 +198,11 @@ class Gate:
         row_rules, group_rules = self._classify(chosen, enriched)
         states = self._row_states(row_rules, enriched)
         self.execution.phase = "judging the months"
-        groups = self._judge_groups(group_rules, enriched, baseline, baseline_date, dates)
+        groups = self._judge_groups(group_rules, enriched, typed, baseline, baseline_date, dates)
         checkpoint("after-measure")
         summary.groups = list(groups.values())
         return self._route_and_commit(
-            warehouse, exists, batch, wrong, enriched, states, row_rules, group_rules, groups, summary
+            warehouse, exists, batch, wrong, typed, states, row_rules, group_rules, groups, summary
         )
 
     # --- reading -----------------------------------------------------------------------------
@@ -354,20 +356,25 @@ class Gate:
 
     def _lagged(
         self, baseline: str | None, schema: pa.Schema, prev: list[str], older: str | None
-    ) -> pa.Table:
+    ) -> Registered:
+        """The batch with its ``prev_`` columns, kept inside the engine as the view ``primary``
+        (the name DQDL rules read): the row states are computed from it in the engine, and it
+        never crosses into Python as a million-row Arrow table (materialising it there cost as
+        much as the Arrow round trip it replaces; as a view, the window runs inside the states'
+        one query)."""
         query = lagged(
             BATCH, baseline, schema, key=self.options.key, order=self.options.order, prev=prev, older=older
         )
-        return self.engine.query(query)
+        self.engine.register_query(LAGGED, query)
+        return Registered(LAGGED, tuple(self.engine.columns(LAGGED)))
 
     # --- judging -----------------------------------------------------------------------------
 
-    def _context(self, table: pa.Table) -> Context:
-        primary = register(self.engine, "primary", table)
-        return Context(self.engine, primary, {}, datetime.now(UTC), ScanPlan(primary.name))
+    def _context(self, enriched: Registered) -> Context:
+        return Context(self.engine, enriched, {}, datetime.now(UTC), ScanPlan(enriched.name))
 
     def _classify(
-        self, chosen: list[control.ControlRule], enriched: pa.Table
+        self, chosen: list[control.ControlRule], enriched: Registered
     ) -> tuple[list[tuple[control.ControlRule, CompiledRule]], list[control.ControlRule]]:
         """Row rules are judged row by row; the rest (ratios, aggregates, thresholds) per month."""
         ctx = self._context(enriched)
@@ -390,9 +397,11 @@ class Gate:
         return row_rules, group_rules
 
     def _row_states(
-        self, row_rules: list[tuple[control.ControlRule, CompiledRule]], enriched: pa.Table
-    ) -> pa.Table:
-        """One query: each row's state (P, F, S) for every row rule."""
+        self, row_rules: list[tuple[control.ControlRule, CompiledRule]], enriched: Registered
+    ) -> RowStates:
+        """Each row's state (P, F, S) for every row rule, computed in one query and kept in the
+        engine; what comes back is each rule's counts and the rows that failed it (one query
+        each, over the kept states), not a million-row table of states."""
         layout = RowLayout(PASS)
         columns: list[exp.Expr] = [exp.column(ROW, quoted=True)]
         for rule, compiled in row_rules:
@@ -406,12 +415,51 @@ class Gate:
                     .else_(state)
                 )
             columns.append(exp.alias_(state, rule.rule_id, quoted=True))
+        out = RowStates()
         if len(columns) == 1:
-            return enriched.select([ROW])
+            return out
         states = exp.select(*columns).from_(
-            exp.alias_(exp.Subquery(this=layout.select(exp.to_table("primary"))), "__states", table=True)
+            exp.alias_(exp.Subquery(this=layout.select(exp.to_table(enriched.name))), "__states", table=True)
         )
-        return self.engine.query(states)
+        self.engine.register_query(STATES, states, materialize=True)
+        ids = [rule.rule_id for rule, _ in row_rules]
+        slots = [(rid, state) for rid in ids for state in (PASS, FAIL, SKIP)]
+        counts = exp.select(
+            *(
+                exp.alias_(
+                    exp.Sum(
+                        this=exp.Case()
+                        .when(
+                            exp.EQ(this=exp.column(rid, quoted=True), expression=exp.Literal.string(state)),
+                            exp.Literal.number(1),
+                        )
+                        .else_(exp.Literal.number(0))
+                    ),
+                    f"n{i}",
+                    quoted=True,
+                )
+                for i, (rid, state) in enumerate(slots)
+            )
+        ).from_(exp.to_table(STATES))
+        row = self.engine.query(counts).to_pylist()[0]
+        for i, (rid, state) in enumerate(slots):
+            out.counts.setdefault(rid, {})[state] = int(row[f"n{i}"] or 0)
+        failed = [rid for rid in ids if out.counts[rid][FAIL]]
+        if failed:
+            any_failed = exp.or_(
+                *(
+                    exp.EQ(this=exp.column(rid, quoted=True), expression=exp.Literal.string(FAIL))
+                    for rid in failed
+                )
+            )
+            picked = exp.select(
+                exp.column(ROW, quoted=True), *(exp.column(rid, quoted=True) for rid in failed)
+            )
+            rows = self.engine.query(picked.from_(exp.to_table(STATES)).where(any_failed))
+            positions = rows.column(ROW)
+            for rid in failed:
+                out.failing[rid] = positions.filter(pc.equal(rows.column(rid), FAIL)).to_pylist()
+        return out
 
     def _dataset_ruleset(self, rules: list[control.ControlRule]) -> ast.Ruleset:
         return ast.Ruleset(rules=tuple(rule.node for rule in rules))
@@ -419,7 +467,8 @@ class Gate:
     def _judge_groups(
         self,
         rules: list[control.ControlRule],
-        enriched: pa.Table,
+        enriched: Registered,
+        typed: pa.Table,
         baseline: str | None,
         baseline_date: date | None,
         dates: list[date],
@@ -437,14 +486,18 @@ class Gate:
             measured = self._evaluate(ruleset, rows, baseline_date)
             if measured.load_id is not None:
                 self.baseline_loads.add(measured.load_id)
-        # A batch of one month (the usual case) is that month whole: no filtered copy of it.
-        whole = len(dates) == 1 and enriched.column(order).null_count == 0
+        # The rules read the typed batch (in Arrow already), unless one reads a prev_ column: the
+        # lagged rows are then fetched from the engine. A batch of one month (the usual case) is
+        # that month whole: no filtered copy of it.
+        if rules and any(rule.prev_columns for rule in rules):
+            typed = self.engine.query(exp.select(exp.Star()).from_(exp.to_table(enriched.name)))
+        whole = len(dates) == 1 and typed.column(order).null_count == 0
         for day in dates:
             rows = (
-                enriched
+                typed
                 if whole
-                else enriched.filter(
-                    pc.equal(enriched.column(order), pa.scalar(day, enriched.schema.field(order).type))
+                else typed.filter(
+                    pc.equal(typed.column(order), pa.scalar(day, typed.schema.field(order).type))
                 )
             )
             group = Group(day.isoformat(), rows.num_rows)
@@ -510,8 +563,8 @@ class Gate:
         exists: bool,
         batch: batches.Batch,
         wrong: pa.Table,
-        enriched: pa.Table,
-        states: pa.Table,
+        typed: pa.Table,
+        states: RowStates,
         row_rules: list[tuple[control.ControlRule, CompiledRule]],
         group_rules: list[control.ControlRule],
         groups: dict[date, Group],
@@ -544,13 +597,12 @@ class Gate:
 
         warned = set()
         for rule, _ in row_rules:
-            column = states.column(rule.rule_id)
             stats = summary.rules.setdefault(rule.rule_id, RuleStats(rule.severity, rule.category))
-            counts = _counts(column)
+            counts = states.counts[rule.rule_id]
             stats.passed, stats.failed, stats.skipped = counts[PASS], counts[FAIL], counts[SKIP]
             if not stats.failed:
                 continue
-            failing = states.column(ROW).filter(pc.equal(column, FAIL)).to_pylist()
+            failing = states.failing[rule.rule_id]
             if rule.severity == "critical":
                 reason = f"{rule.rule_id}: {rule.description or rule.text}"
                 for row in failing:
@@ -570,7 +622,7 @@ class Gate:
                     stats.failed += group.rows
                     if rule.severity == "critical":
                         reason = f"{rule.rule_id}: {outcome.message or rule.description}"
-                        for row in self._rows_of_month(enriched, day):
+                        for row in self._rows_of_month(typed, day):
                             fail(row, rule.rule_id, reason)
 
         found = holds.Holds()
@@ -625,13 +677,13 @@ class Gate:
         plan["decisions"] = [[column, value, rows] for (column, value), rows in sorted(needed.items())]
         return self._commit(warehouse, exists, batch.schema, committed, plan, summary)
 
-    def _rows_of_month(self, enriched: pa.Table, day: date) -> list[int]:
+    def _rows_of_month(self, typed: pa.Table, day: date) -> list[int]:
         """The batch positions of the rows dated ``day``. Found with one Arrow filter when a
         month fails a critical rule, rather than turning every row's date into a Python object
         on every run (a second per million rows)."""
         order = self.options.order
-        in_month = pc.equal(enriched.column(order), pa.scalar(day, enriched.schema.field(order).type))
-        rows: list[int] = enriched.column(ROW).filter(in_month).to_pylist()
+        in_month = pc.equal(typed.column(order), pa.scalar(day, typed.schema.field(order).type))
+        rows: list[int] = typed.column(ROW).filter(in_month).to_pylist()
         return rows
 
     def _plan(
@@ -766,17 +818,13 @@ class Gate:
         return GateResult(summary, quarantine, self.workspace.runs / f"{self.run_id}.json")
 
 
-def _counts(states: pa.ChunkedArray) -> dict[str, int]:
-    """How many rows are in each state (P, F, S), counted in one pass over the column.
+@dataclass
+class RowStates:
+    """What the routing needs of the row states: per row rule, its P/F/S counts and the batch
+    positions of the rows that failed it."""
 
-    >>> _counts(pa.chunked_array([["P", "F", "P"]]))
-    {'P': 2, 'F': 1, 'S': 0}
-    """
-    counts = dict.fromkeys((PASS, FAIL, SKIP), 0)
-    for item in pc.value_counts(states).to_pylist():
-        if item["values"] is not None:
-            counts[item["values"]] = item["counts"]
-    return counts
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    failing: dict[str, list[int]] = field(default_factory=dict)
 
 
 def _instant(day: date) -> datetime:
