@@ -117,8 +117,10 @@ def _blanks_as_null(text: pa.Table, schema: pa.Schema | None) -> pa.Table:
     for name, column in zip(text.column_names, text.columns, strict=True):
         field = fields.get(name)
         if field is None or blank_is_null(field):
+            # A column without blanks is kept as it is (no if_else copy of every string).
             blank = pc.equal(pc.utf8_trim_whitespace(column), "")
-            column = pc.if_else(blank, pa.scalar(None, pa.string()), column)
+            if pc.any(blank).as_py():
+                column = pc.if_else(blank, pa.scalar(None, pa.string()), column)
         columns.append(column)
     return pa.Table.from_arrays(columns, names=text.column_names)
 
@@ -170,6 +172,8 @@ def _check_header(path: Path, header: list[str], schema: pa.Schema | None) -> No
 def _lines(rows: int, rejects: list[ParseError]) -> list[int]:
     """The file line of each read record, assuming one line per record (the header is line 1)."""
     skipped = sorted(r.line for r in rejects if r.line is not None)
+    if not skipped:  # the usual case: record i is on line i + 2, with no loop over a million rows
+        return list(range(2, rows + 2))
     lines, line, k = [], 2, 0
     for _ in range(rows):
         while k < len(skipped) and skipped[k] == line:
