@@ -264,7 +264,9 @@ def _convert(
                 if given[position] is not None and value[position] is None
             ]
             errors.append(ParseError(row, lines[row], f"line {lines[row]}: " + "; ".join(parts)))
-    typed = result.filter(pc.invert(failed_mask)).drop_columns([BAD])
+    # Every row converted (the usual case): no filtered copy of a million rows.
+    kept_rows = result.filter(pc.invert(failed_mask)) if failed.num_rows else result
+    typed = kept_rows.drop_columns([BAD])
     typed = typed.cast(pa.schema([typed.schema.field(ROW), *schema]))
     return typed, errors
 

@@ -647,7 +647,11 @@ class Gate:
         committed = batch.typed
         if len(excluded):
             committed = committed.filter(pc.invert(pc.is_in(committed.column(ROW), excluded)))
-        held = batch.typed.filter(pc.is_in(batch.typed.column(ROW), pa.array(held_rows, pa.int64())))
+        held = (
+            batch.typed.filter(pc.is_in(batch.typed.column(ROW), pa.array(held_rows, pa.int64())))
+            if held_rows
+            else batch.typed.slice(0, 0)
+        )
         summary.total = batch.total
         summary.quarantined = len(quarantine)
         summary.passed = committed.num_rows
