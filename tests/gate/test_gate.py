@@ -336,3 +336,26 @@ def test_the_baseline_month_scanned_in_place_gives_what_reading_it_through_icebe
     assert truncated == {"A1": "A02", "A2": "A02"}
     assert february == {"A3": "T01", "A6": "F01", "A8": "parse_error", "A9": "contributor"}
     assert refused == {"A1": "A02"} and backfill["baseline_date"] == "2025-02-28" and backfill["passed"] == 7
+
+
+def test_a_month_rule_can_read_prev_columns(bench: Bench, tmp_path: Path) -> None:
+    """A dataset-level rule over a ``prev_`` column (here: the share of accounts whose limit
+    stayed) is judged per month on the lagged rows, fetched from the engine only for such a rule."""
+    rules = tmp_path / "month_rules.csv"
+    rules.write_text(
+        "rule_id,contributor_type,category,severity,rule,description\n"
+        'M01,all,trend,critical,"ColumnValues ""prev_credit_limit"" > 0 with threshold >= 0.5",'
+        "Most accounts had a limit last month\n"
+        'C01,bank,completeness,critical,"IsComplete ""account_id""",Every record names its account\n'
+    )
+    first = bench.month("B1", "2025-01-31", {"A1": 100, "A2": 200, "A3": 300})
+    assert bench.gate(first).summary.passed == 3  # the first month, under the usual rules
+    same = bench.month("B1", "2025-02-28", {"A1": 100, "A2": 200, "A3": 300})
+    kept = bench.gate(same, rules=rules).summary
+    [group] = kept.groups
+    assert [(r.rule_id, r.outcome) for r in group.dataset_rules] == [("M01", "passed")]
+    new = bench.month("B1", "2025-03-31", {"A1": 100, "N1": 5, "N2": 6, "N3": 7})  # 3 of 4 without a past
+    refused = bench.gate(new, rules=rules).summary
+    [group] = refused.groups
+    assert [(r.rule_id, r.outcome) for r in group.dataset_rules] == [("M01", "failed")]
+    assert refused.passed == 0 and refused.quarantined == 4
