@@ -150,7 +150,7 @@ class CheckRecords:
             if dataset_id is None:
                 return []
             found = connection.execute(
-                sa.select(runs.c.id, runs.c.state, runs.c.summary, runs.c.started_at)
+                sa.select(runs.c.id, runs.c.state, runs.c.summary, runs.c.started_at, runs.c.counts)
                 .where(runs.c.dataset_id == dataset_id, runs.c.kind == "check", runs.c.state != "running")
                 .order_by(runs.c.started_at, runs.c.id)
             ).all()
@@ -180,12 +180,12 @@ class CheckRecords:
                 }
             )
         out = []
-        for run_id, state, summary, started_at in found:
+        for run_id, state, summary, started_at, counts in found:
             summary = summary or {}
             out.append(
                 {
                     "run_id": run_id,
-                    "at": summary.get("at"),
+                    "at": summary.get("at") or (counts or {}).get("at"),
                     "state": state,
                     "started_at": started_at,
                     "summary": summary.get("summary"),

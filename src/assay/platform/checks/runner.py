@@ -42,6 +42,7 @@ from assay.platform.checks.measure import (
     register_rows,
 )
 from assay.platform.checks.rules import CompiledRules, parse_rule
+from assay.platform.faults import checkpoint
 from assay.platform.run import Input, Run
 from assay.rules.plan import Context
 from assay.store import MetricKey
@@ -202,6 +203,7 @@ class CheckRun:
             inputs=[Input(self.document.dataset.source.describe())],
         )
         result = CheckResult(run.id, str(self.path), dataset, self.at_text, self.now, self.dry_run)
+        run.counts = {"at": self.at_text}  # recorded from the start: a run that fails keeps its date
         try:
             with run:
                 run.phase = "measuring"
@@ -211,6 +213,7 @@ class CheckRun:
                 result.seconds["measure"] = clock.perf_counter() - started
                 started = clock.perf_counter()
                 loads = {} if self.dry_run else self._persist(run, measured)
+                checkpoint("after-measure")  # pending loads and their metrics written
                 result.seconds["persist"] = clock.perf_counter() - started
                 run.phase = "judging"
                 started = clock.perf_counter()
@@ -225,8 +228,13 @@ class CheckRun:
                 if state is RunState.SYSTEM_ERROR:
                     result.error = "; ".join(a.error or "" for a in result.attempts if a.error)
                     run.error = result.error
+                checkpoint("before-commit")  # judged; nothing of it recorded yet
                 if not self.dry_run and self.store is not None:
-                    run.counts = {"outcomes": len(result.outcomes), "queries": result.queries["measure"]}
+                    run.counts = {
+                        "at": self.at_text,
+                        "outcomes": len(result.outcomes),
+                        "queries": result.queries["measure"],
+                    }
                     payload = {"kind": "check", **result.to_dict()}  # runs/<id>.json: the run's JSON
                     run.commit(
                         lambda: self._settle(run, loads, result),

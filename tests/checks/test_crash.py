@@ -1,0 +1,82 @@
+"""A check run killed (SIGKILL) at each of its write boundaries, then run again: the day ends with
+exactly one recorded completed run, one current load of metrics, and the outcomes of a clean run;
+the killed run is a recorded ``system_error`` (or, killed after its commit, complete)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assay.demo import trades
+from assay.store import MetricStore
+
+DAYS = 8
+LAST = trades.days(DAYS)[-1]
+POINTS = ("after-start", "after-measure", "before-commit", "after-settle", "after-summary")
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def check(root: Path, day: object, crash: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    env.pop("ASSAY_CRASH_AT", None)
+    if crash:
+        env["ASSAY_CRASH_AT"] = crash
+    command = [
+        sys.executable, "-m", "assay", "check", "run", str(root / "checks" / "trades.yaml"), "--at", str(day),
+        "--now", trades.clock(day).isoformat(), "--workspace", str(root), "--json", str(root / "out.json"),  # type: ignore[arg-type]
+    ]  # fmt: skip
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, check=False)
+
+
+@pytest.fixture(scope="module")
+def before(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("crash")
+    trades.generate(root, DAYS)
+    for day in trades.days(DAYS)[:-1]:
+        assert check(root, day).returncode == 0
+    return root
+
+
+@pytest.fixture(scope="module")
+def clean(before: Path, tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, object, str]]:
+    root = tmp_path_factory.mktemp("clean") / "ws"
+    shutil.copytree(before, root)
+    assert check(root, LAST).returncode == 0
+    return _outcomes(root)
+
+
+def _outcomes(root: Path) -> list[tuple[str, object, str]]:
+    run = json.loads((root / "out.json").read_text())
+    return [(o["expectation"], o["group"], o["outcome"]) for o in run["outcomes"]]
+
+
+@pytest.mark.parametrize("point", POINTS)
+def test_a_check_run_killed_at_each_write_boundary(
+    point: str, before: Path, clean: list[tuple[str, object, str]], tmp_path: Path
+) -> None:
+    root = tmp_path / "ws"
+    shutil.copytree(before, root)
+    killed = check(root, LAST, crash=point)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    (root / "out.json").unlink(missing_ok=True)
+    again = check(root, LAST)
+    assert again.returncode == 0, again.stderr
+    assert _outcomes(root) == clean
+    with MetricStore.open(workspace=root) as store:
+        runs = [r for r in store.check_runs("payments.trades") if r["at"] == str(LAST)]
+        states = sorted(r["state"] for r in runs)
+        series = store.metric_series(
+            "payments.trades", partition="daily", names={"row_count"}, before=trades.clock(LAST)
+        )
+    completed = 2 if point in ("after-settle", "after-summary") else 1  # killed after its commit
+    assert states == ["completed"] * completed + ["system_error"] * (len(states) - completed)
+    assert len(states) == 2  # the killed run is recorded either way
+    # one current load per day: a run of the same day again replaced the earlier one
+    assert len(series[("Dataset", "*", "row_count")]) == DAYS
