@@ -423,14 +423,14 @@ class Gate:
         )
         self.engine.register_query(STATES, states, materialize=True)
         ids = [rule.rule_id for rule, _ in row_rules]
-        slots = [(rid, state) for rid in ids for state in (PASS, FAIL, SKIP)]
+        slots = [(rid, letter) for rid in ids for letter in (PASS, FAIL, SKIP)]
         counts = exp.select(
             *(
                 exp.alias_(
                     exp.Sum(
                         this=exp.Case()
                         .when(
-                            exp.EQ(this=exp.column(rid, quoted=True), expression=exp.Literal.string(state)),
+                            exp.EQ(this=exp.column(rid, quoted=True), expression=exp.Literal.string(letter)),
                             exp.Literal.number(1),
                         )
                         .else_(exp.Literal.number(0))
@@ -438,12 +438,12 @@ class Gate:
                     f"n{i}",
                     quoted=True,
                 )
-                for i, (rid, state) in enumerate(slots)
+                for i, (rid, letter) in enumerate(slots)
             )
         ).from_(exp.to_table(STATES))
         row = self.engine.query(counts).to_pylist()[0]
-        for i, (rid, state) in enumerate(slots):
-            out.counts.setdefault(rid, {})[state] = int(row[f"n{i}"] or 0)
+        for i, (rid, letter) in enumerate(slots):
+            out.counts.setdefault(rid, {})[letter] = int(row[f"n{i}"] or 0)
         failed = [rid for rid in ids if out.counts[rid][FAIL]]
         if failed:
             any_failed = exp.or_(
