@@ -32,7 +32,7 @@ def dataset(name: str) -> pa.Table:
 
 
 @pytest.mark.parametrize("case", SPEC["cases"], ids=lambda c: c["id"])
-def test_reference_case(case: dict[str, Any], tmp_path: Path) -> None:
+def test_reference_case(case: dict[str, Any], tmp_path: Path, engine: Any) -> None:
     text = (
         case.get("defaults", "") + "\nRules = [ " + ", ".join(r["rule"] for r in case["rules"]) + " ]"
     ).strip()
@@ -52,6 +52,7 @@ def test_reference_case(case: dict[str, Any], tmp_path: Path) -> None:
             dataset="t" if "history" in case else None,
             store=store,
             row_level="rows" in case,
+            engine=engine,
             **options,
         )
     for expected, outcome in zip(case["rules"], result.rules, strict=True):

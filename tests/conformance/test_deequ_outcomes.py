@@ -16,9 +16,9 @@ DEVIATIONS = json.loads((Path(__file__).parent / "deviations.json").read_text())
 
 
 @pytest.mark.parametrize("case", harness.cases(), ids=lambda c: c["name"])
-def test_deequ_case(case: dict[str, Any]) -> None:
+def test_deequ_case(case: dict[str, Any], engine: Any) -> None:
     deviation = DEVIATIONS["cases"].get(case["name"])
-    result = harness.run(case)
+    result = harness.run(case, engine)
     problems: list[str] = []
     for expected in case["expected"]:
         outcome = result.rules[expected["index"]]
