@@ -120,7 +120,26 @@ def _failure(error: Exception) -> Exception:
     )
     if isinstance(error, PySparkException) and any(c.__name__ in captured for c in type(error).__mro__):
         return EngineError(_one_line(error))
-    return PlatformError(f"the Spark engine failed: {_one_line(error)}")
+    # A failure inside a task reaches Python as the JVM's stack trace: the query's fault when
+    # Spark names an error class for it (an invalid pattern, a value that does not convert),
+    # the machine's otherwise (memory, a lost executor).
+    text = str(error)
+    named = _ERROR_CLASS.search(text)
+    if named is not None and not named.group(1).startswith(_SYSTEM_CLASSES):
+        return EngineError(_one_line(Exception(named.group(0))))
+    causes = re.findall(r"Caused by: ([\w.$]+(?:Exception|Error)): ?(.*)", text)
+    reason = f"{causes[-1][0].rsplit('.', 1)[-1]}: {causes[-1][1]}" if causes else _one_line(error)
+    if causes and causes[-1][0].rsplit(".", 1)[-1] in _QUERY_FAULTS:
+        return EngineError(_one_line(Exception(reason)))
+    return PlatformError(f"the Spark engine failed: {_one_line(Exception(reason))}")
+
+
+_QUERY_FAULTS = frozenset(
+    ("PatternSyntaxException", "NumberFormatException", "DateTimeParseException", "ArithmeticException")
+)
+_ERROR_CLASS = re.compile(r"\[([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)\] [^\n]*")
+# error classes of the machine, not of the query
+_SYSTEM_CLASSES = ("INTERNAL_ERROR", "FAILED_EXECUTE", "TASK_WRITE_FAILED", "UNABLE_TO_ACQUIRE_MEMORY", "SPARK_JOB_CANCELLED")
 
 
 _CLEANUPS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -227,7 +246,7 @@ class SparkEngine(Engine):
     def render(self, query: exp.Expr) -> str:
         """The query for Spark, its registered table names pointed at this engine's views (a
         CTE of the query keeps its own name)."""
-        tree = query.copy()
+        tree = _java_patterns(query.copy())
         ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
         for source in list(tree.find_all(exp.From, exp.Join)):
             if isinstance(source.this, exp.Identifier):  # `from_(to_identifier(name))`
@@ -482,6 +501,31 @@ class SparkEngine(Engine):
         self._cached.clear()
         if self._owns_session:
             self.session.stop()
+
+
+def _java_patterns(tree: exp.Expr) -> exp.Expr:
+    """The tree with DQDL's Java patterns as written: a regex that assay translated for RE2
+    (DuckDB) goes to Spark's Java regex untranslated, and a ``format`` tag's Java date pattern
+    goes to ``try_to_timestamp`` instead of the strftime codes DuckDB reads (which sqlglot would
+    turn back into Java letters, losing ``dd`` = exactly two digits). docs/engines.md has the
+    table.
+
+    >>> from assay.rules.predicates import regex_full_match
+    >>> _java_patterns(regex_full_match(exp.column("x"), "(?<y>[0-9]{4})")).sql("spark")
+    "x RLIKE '^(?:(?<y>[0-9]{4}))$'"
+    """
+    for literal in tree.find_all(exp.Literal):
+        if "java_regex" in literal.meta:
+            literal.set("this", literal.meta["java_regex"])
+    for node in list(tree.find_all(exp.StrToTime)):
+        fmt = node.args.get("format")
+        java = fmt.meta.get("java_format") if isinstance(fmt, exp.Literal) else None
+        if java is not None:
+            parsed = exp.Anonymous(this="try_to_timestamp", expressions=[node.this, exp.Literal.string(java)])
+            if node is tree:
+                return parsed
+            node.replace(parsed)
+    return tree
 
 
 _DETECTED = {
