@@ -327,7 +327,8 @@ class SparkEngine(Engine):
         nulls = [exp.Literal.string(v) for v in read.nulls] if read is not None else []
         projections: list[exp.Expr] = []
         for column in names:
-            cell = exp.column(column, quoted=True)
+            # Spark's reader makes an unquoted blank cell NULL whatever its nullValue: it is ""
+            cell = exp.Coalesce(this=exp.column(column, quoted=True), expressions=[exp.Literal.string("")])
             value: exp.Expr = cell
             if nulls:
                 value = exp.Case(
