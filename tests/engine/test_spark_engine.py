@@ -205,3 +205,41 @@ def test_spark_conf_file(tmp_path: Path) -> None:
     conf.write_text("spark.only.a.key\n")
     with pytest.raises(ConfigError, match=r"spark.conf:1: expected 'key value'"):
         read_conf(conf)
+
+
+def test_dqdl_run_on_spark_gives_duckdbs_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], spark_session: Any
+) -> None:
+    # the shipped demo ruleset and data (CSV, a reference, CustomSql, dates), through the CLI
+    from importlib.resources import files
+
+    from _invoke import assay
+
+    data = files("assay.demo") / "data"
+    payloads = {}
+    for engine in ("duckdb", "spark"):
+        out = tmp_path / f"{engine}.json"
+        code = assay(
+            "dqdl", "run", str(data / "orders.dqdl"), "--data", str(data / "orders.csv"),
+            "--ref", f"customers={data / 'customers.csv'}", "--now", "2026-01-15T12:00:00",
+            "--json", str(out), "--engine", engine, "--workspace", str(tmp_path / engine),
+        )  # fmt: skip
+        assert code in (0, 1), capsys.readouterr().err
+        payloads[engine] = json.loads(out.read_text())
+    duck, spark = payloads["duckdb"]["rules"], payloads["spark"]["rules"]
+    assert [r["outcome"] for r in spark] == [r["outcome"] for r in duck]
+    assert {r["outcome"] for r in duck} >= {"Passed", "Failed"}
+    for on_spark, on_duckdb in zip(spark, duck, strict=True):
+        assert on_spark["metrics"] == pytest.approx(on_duckdb["metrics"], nan_ok=True), on_duckdb["rule"]
+    assert spark_session.sql("SELECT 3 AS x").collect()[0]["x"] == 3  # the run left the session running
+
+
+def test_dqdl_run_refuses_an_unknown_engine(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from _invoke import assay
+
+    rules = tmp_path / "r.dqdl"
+    rules.write_text("Rules = [ RowCount > 0 ]")
+    (tmp_path / "d.csv").write_text("a\n1\n")
+    code = assay("dqdl", "run", str(rules), "--data", str(tmp_path / "d.csv"), "--engine", "oracle")
+    assert code == 2
+    assert "unknown engine 'oracle': choose one of duckdb, spark" in capsys.readouterr().err

@@ -218,6 +218,12 @@ class SparkEngine(Engine):
     ) -> None:
         super().__init__()
         _quiet()
+        if session is None:
+            # a session already running in this process (a notebook's, a test suite's) is used
+            # and left running: getOrCreate would return it, and stopping it is not ours to do
+            from pyspark.sql import SparkSession
+
+            session = SparkSession.getActiveSession()
         self._owns_session = session is None
         self.session = session if session is not None else build_session(master, conf)
         self._prefix = f"assay{uuid.uuid4().hex[:6]}_{next(_engines)}_"
