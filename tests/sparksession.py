@@ -45,3 +45,31 @@ def engine(request: pytest.FixtureRequest) -> Any:
 def engine_name(engine: Any) -> str:
     """The name of an ``engine`` fixture's value."""
     return engine if isinstance(engine, str) else "spark"
+
+
+ROW_COLUMNS = (
+    "DataQualityRulesPass",
+    "DataQualityRulesFail",
+    "DataQualityRulesSkip",
+    "DataQualityEvaluationResult",
+)
+
+
+def assert_same_results(result: Any, reference: Any) -> None:
+    """Two evaluations of one vector agree: every rule's outcome and every metric (no DQDL
+    metric is estimated, so floats agree to pytest.approx's relative 1e-6; NaN equals NaN), and
+    the row-level outcomes row for row. Messages are the engines' own words and may differ."""
+    assert [r.outcome for r in result.rules] == [r.outcome for r in reference.rules]
+    for mine, theirs in zip(result.rules, reference.rules, strict=True):
+        assert mine.metrics.keys() == theirs.metrics.keys(), mine.rule
+        for key, value in theirs.metrics.items():
+            if value is None:
+                assert mine.metrics[key] is None, (mine.rule, key)
+            else:
+                assert mine.metrics[key] == pytest.approx(value, nan_ok=True), (mine.rule, key)
+    if reference.row_level is not None:
+        assert result.row_level is not None
+        for column in ROW_COLUMNS:
+            assert (
+                result.row_level.column(column).to_pylist() == reference.row_level.column(column).to_pylist()
+            )

@@ -79,7 +79,7 @@ DIFFERENCES = [
     ),
     Difference(
         "cast-to-int-in-where",
-        "RowCount = 1 where \"cast(x as int) = 1\"",
+        'RowCount = 1 where "cast(x as int) = 1"',
         pa.table({"x": [1.9, 2.5, -0.5]}),
         "Dataset.*.RowCount",
         1.0,
@@ -97,10 +97,14 @@ DIFFERENCES = [
 
 
 @pytest.mark.parametrize("difference", DIFFERENCES, ids=lambda d: d.id)
-def test_engines_give_glues_answer(difference: Difference, engine: Any, request: pytest.FixtureRequest) -> None:
+def test_engines_give_glues_answer(
+    difference: Difference, engine: Any, request: pytest.FixtureRequest
+) -> None:
     gap = difference.gaps.get(engine_name(engine))
     if gap:
-        request.applymarker(pytest.mark.xfail(reason=f"{engine_name(engine)}: {gap}", raises=AssertionError, strict=True))
+        request.applymarker(
+            pytest.mark.xfail(reason=f"{engine_name(engine)}: {gap}", raises=AssertionError, strict=True)
+        )
     (outcome,) = evaluate(f"Rules = [ {difference.rule} ]", difference.data, engine=engine).rules
     assert outcome.metrics.get(difference.metric) == pytest.approx(difference.expected), outcome
     assert outcome.outcome in ("Passed", "Failed"), outcome

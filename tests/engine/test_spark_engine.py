@@ -30,7 +30,9 @@ def spark(spark_session: Any) -> Any:
 
 
 def count(engine: Any, table: str) -> int:
-    return int(engine.query(exp.select(exp.func("count", exp.Star()).as_("n")).from_(table)).to_pylist()[0]["n"])
+    return int(
+        engine.query(exp.select(exp.func("count", exp.Star()).as_("n")).from_(table)).to_pylist()[0]["n"]
+    )
 
 
 def test_two_engines_on_one_session_keep_their_own_tables(spark_session: Any) -> None:
@@ -77,7 +79,9 @@ def test_columns_map_spark_types_to_kinds(spark: SparkEngine) -> None:
 
 def test_describe_binds_without_counting_a_query(spark: SparkEngine) -> None:
     spark.register_arrow("t", pa.table({"a": [1, 2]}))
-    columns = spark.describe(exp.select(exp.column("a").as_("b"), exp.Literal.string("x").as_("c")).from_("t"))
+    columns = spark.describe(
+        exp.select(exp.column("a").as_("b"), exp.Literal.string("x").as_("c")).from_("t")
+    )
     assert [(c.name, c.kind) for c in columns] == [("b", DataKind.INTEGER), ("c", DataKind.STRING)]
     assert spark.queries == 0
     with pytest.raises(EngineError, match="nope"):
@@ -140,7 +144,9 @@ def test_csv_null_strings_and_headerless(tmp_path: Path, spark: SparkEngine) -> 
 
 
 def test_csv_with_a_date_that_is_not_iso_stays_text(tmp_path: Path, spark: SparkEngine) -> None:
-    path = write_csv(tmp_path / "d.csv", "day,ts\n2021-01-02,2021-01-02 10:00:00+02:00\n1/2/21,2021-01-03T00:00:00Z\n")
+    path = write_csv(
+        tmp_path / "d.csv", "day,ts\n2021-01-02,2021-01-02 10:00:00+02:00\n1/2/21,2021-01-03T00:00:00Z\n"
+    )
     kinds = {c.name: c.kind for c in register(spark, "t", path).columns}
     assert kinds == {"day": DataKind.STRING, "ts": DataKind.TIMESTAMP}
     ts = spark.query(exp.select(exp.func("min", exp.column("ts")).as_("m")).from_("t")).to_pylist()[0]["m"]

@@ -38,9 +38,7 @@ def _spark(**options: Any) -> Engine:
         raise ConfigError("the spark engine needs PySpark: pip install 'assay[spark]'") from None
     from assay.engine.spark import SparkEngine
 
-    return SparkEngine(
-        options.get("session"), master=options.get("master"), conf=options.get("conf")
-    )
+    return SparkEngine(options.get("session"), master=options.get("master"), conf=options.get("conf"))
 
 
 # name -> a function building the engine from keyword options (an engine ignores the ones it

@@ -139,7 +139,13 @@ _QUERY_FAULTS = frozenset(
 )
 _ERROR_CLASS = re.compile(r"\[([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)\] [^\n]*")
 # error classes of the machine, not of the query
-_SYSTEM_CLASSES = ("INTERNAL_ERROR", "FAILED_EXECUTE", "TASK_WRITE_FAILED", "UNABLE_TO_ACQUIRE_MEMORY", "SPARK_JOB_CANCELLED")
+_SYSTEM_CLASSES = (
+    "INTERNAL_ERROR",
+    "FAILED_EXECUTE",
+    "TASK_WRITE_FAILED",
+    "UNABLE_TO_ACQUIRE_MEMORY",
+    "SPARK_JOB_CANCELLED",
+)
 
 
 _CLEANUPS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -258,7 +264,11 @@ class SparkEngine(Engine):
             if isinstance(source.this, exp.Identifier):  # `from_(to_identifier(name))`
                 source.set("this", exp.Table(this=source.this.copy()))
         for table in tree.find_all(exp.Table):
-            if table.args.get("db") or table.args.get("catalog") or not isinstance(table.this, exp.Identifier):
+            if (
+                table.args.get("db")
+                or table.args.get("catalog")
+                or not isinstance(table.this, exp.Identifier)
+            ):
                 continue
             original = table.name
             name = original.lower()
@@ -338,7 +348,12 @@ class SparkEngine(Engine):
             value: exp.Expr = cell
             if nulls:
                 value = exp.Case(
-                    ifs=[exp.If(this=exp.In(this=cell.copy(), expressions=[n.copy() for n in nulls]), true=exp.Null())],
+                    ifs=[
+                        exp.If(
+                            this=exp.In(this=cell.copy(), expressions=[n.copy() for n in nulls]),
+                            true=exp.Null(),
+                        )
+                    ],
                     default=cell.copy(),
                 )
             projections.append(exp.alias_(value, column, quoted=True))
@@ -382,24 +397,27 @@ class SparkEngine(Engine):
             present = exp.Not(this=exp.Is(this=value, expression=exp.Null()))
             projections.append(exp.alias_(exp.func("count_if", present), f"n{i}"))
             for kind, shape in shapes.items():
-                fits = exp.and_(present.copy(), exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(shape)))
+                fits = exp.and_(
+                    present.copy(), exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(shape))
+                )
                 projections.append(exp.alias_(exp.func("count_if", fits), f"{kind}{i}"))
-        row = self.inspect(exp.select(*projections).from_(exp.to_identifier(table, quoted=True))).to_pylist()[0]
+        scan = exp.select(*projections).from_(exp.to_identifier(table, quoted=True))
+        row = self.inspect(scan).to_pylist()[0]
         columns = []
         for i, column in enumerate(names):
-            present = int(row[f"n{i}"] or 0)
+            filled = int(row[f"n{i}"] or 0)
             found = "VARCHAR"
-            if present:
+            if filled:
                 timestamps = int(row[f"TIMESTAMP{i}"] or 0) + int(row[f"TIMESTAMPTZ{i}"] or 0)
-                if row[f"BIGINT{i}"] == present:
+                if row[f"BIGINT{i}"] == filled:
                     found = "BIGINT"
-                elif row[f"DOUBLE{i}"] == present:
+                elif row[f"DOUBLE{i}"] == filled:
                     found = "DOUBLE"
-                elif row[f"DATE{i}"] == present:
+                elif row[f"DATE{i}"] == filled:
                     found = "DATE"
-                elif row[f"TIMESTAMP{i}"] == present:
+                elif row[f"TIMESTAMP{i}"] == filled:
                     found = "TIMESTAMP"
-                elif timestamps == present:
+                elif timestamps == filled:
                     found = "TIMESTAMPTZ"
             columns.append(Column(column, found, _DETECTED[found]))
         return columns
@@ -478,14 +496,20 @@ class SparkEngine(Engine):
             schema = self.session.table(self._views[name.lower()]).schema
         except Exception as error:
             raise _failure(error) from None
-        return [Column(f.name, f.dataType.simpleString(), kind_of(f.dataType.simpleString())) for f in schema.fields]
+        return [
+            Column(f.name, f.dataType.simpleString(), kind_of(f.dataType.simpleString()))
+            for f in schema.fields
+        ]
 
     def describe(self, query: exp.Query) -> list[Column]:
         try:
             schema = self.session.sql(self.render(query)).schema  # analysed, not run
         except Exception as error:
             raise _failure(error) from None
-        return [Column(f.name, f.dataType.simpleString(), kind_of(f.dataType.simpleString())) for f in schema.fields]
+        return [
+            Column(f.name, f.dataType.simpleString(), kind_of(f.dataType.simpleString()))
+            for f in schema.fields
+        ]
 
     def _run(self, sql: str) -> pa.Table:
         try:
@@ -497,12 +521,12 @@ class SparkEngine(Engine):
         for frame in self._cached:
             try:
                 frame.unpersist()
-            except Exception:  # noqa: BLE001,S112 - a session already gone holds nothing
+            except Exception:
                 continue
         for view in self._views.values():
             try:
                 self.session.catalog.dropTempView(view)
-            except Exception:  # noqa: BLE001,S112
+            except Exception:
                 continue
         self._views.clear()
         self._cached.clear()
@@ -559,7 +583,7 @@ def _to_arrow(frame: DataFrame) -> pa.Table:
 def _open_text(path: str, compression: str, encoding: str) -> Any:
     if compression == "gzip":
         return gzip.open(path, "rt", encoding=encoding, errors="replace", newline="")
-    return open(path, encoding=encoding, errors="replace", newline="")  # noqa: SIM115
+    return open(path, encoding=encoding, errors="replace", newline="")
 
 
 def _sniff_delimiter(path: str, compression: str, encoding: str) -> str:
@@ -584,4 +608,4 @@ def _starts_with_array(path: str, compression: str) -> bool:
             head = handle.read(4096)
     except OSError:
         return False
-    return head.lstrip().startswith("[")
+    return bool(head.lstrip().startswith("["))
