@@ -249,3 +249,9 @@ def test_dqdl_run_refuses_an_unknown_engine(capsys: pytest.CaptureFixture[str], 
     code = assay("dqdl", "run", str(rules), "--data", str(tmp_path / "d.csv"), "--engine", "oracle")
     assert code == 2
     assert "unknown engine 'oracle': choose one of duckdb, spark" in capsys.readouterr().err
+
+
+def test_the_session_defaults_are_assays(spark_session: Any) -> None:
+    # UTC (one instant for a literal), ANSI mode off (division by zero is NULL), small shuffles
+    settings = ("spark.sql.session.timeZone", "spark.sql.ansi.enabled", "spark.sql.shuffle.partitions")
+    assert [spark_session.conf.get(key) for key in settings] == ["UTC", "false", "2"]

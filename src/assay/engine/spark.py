@@ -184,7 +184,11 @@ def build_session(master: str | None = None, conf: dict[str, str] | None = None)
     if os.environ.get("ASSAY_SPARK_CONF"):
         settings |= read_conf(os.environ["ASSAY_SPARK_CONF"])
     settings |= conf or {}
-    builder = SparkSession.builder.master(master or os.environ.get("ASSAY_SPARK_MASTER") or DEFAULT_MASTER)
+    url = master or os.environ.get("ASSAY_SPARK_MASTER") or DEFAULT_MASTER
+    # sc://host:15002 is a Spark Connect server (pyspark[connect]); anything else a master URL
+    builder = (
+        SparkSession.builder.remote(url) if url.startswith("sc://") else SparkSession.builder.master(url)
+    )
     builder = builder.appName("assay")
     for key, value in settings.items():
         builder = builder.config(key, value)
