@@ -22,7 +22,6 @@ import itertools
 import logging
 import os
 import re
-import threading
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -239,7 +238,6 @@ class SparkEngine(Engine):
         self._prefix = f"assay{uuid.uuid4().hex[:6]}_{next(_engines)}_"
         self._views: dict[str, str] = {}  # registered name (lower case) -> the session's view
         self._cached: list[DataFrame] = []
-        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"SparkEngine({self._prefix!r})"
