@@ -368,7 +368,17 @@ def test_importing_the_cli_loads_no_engine_or_lake_library() -> None:
     # `assay --help` must start fast: the heavy libraries are imported by the commands that use them.
     import subprocess
 
-    heavy = ("duckdb", "pyarrow", "sqlalchemy", "pyiceberg", "matplotlib", "sqlglot", "numpy", "pydantic")
+    heavy = (
+        "duckdb",
+        "pyarrow",
+        "sqlalchemy",
+        "pyiceberg",
+        "matplotlib",
+        "sqlglot",
+        "numpy",
+        "pydantic",
+        "pyspark",
+    )
     code = "import sys, assay.cli; print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))"
     import assay
 

@@ -27,6 +27,22 @@ StoreOption = Annotated[
         help="Metric store URL.", envvar="ASSAY_STORE_URL", show_default="the workspace's SQLite file"
     ),
 ]
+# Where a run's queries run (docs/engines.md); spelled once for every command that takes them.
+EngineOption = Annotated[
+    str,
+    typer.Option(
+        "--engine", help="The engine that runs the queries: duckdb or spark.", envvar="ASSAY_ENGINE"
+    ),
+]
+SparkMasterOption = Annotated[
+    str | None,
+    typer.Option(
+        "--spark-master",
+        help="The Spark master URL for --engine spark (spark://host:7077, sc://host for Spark Connect).",
+        envvar="ASSAY_SPARK_MASTER",
+        show_default="local[2]",
+    ),
+]
 out = Console()
 err = Console(stderr=True)
 

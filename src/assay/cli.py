@@ -21,7 +21,15 @@ import typer
 from rich.console import Console
 
 from assay import __version__
-from assay._cli_common import StoreOption, WorkspaceOption, err, out, write_json
+from assay._cli_common import (
+    EngineOption,
+    SparkMasterOption,
+    StoreOption,
+    WorkspaceOption,
+    err,
+    out,
+    write_json,
+)
 from assay.errors import AssayError, ConfigError
 from assay.workspace import Workspace, store_url
 
@@ -245,10 +253,13 @@ def dqdl_run(
     encoding: EncodingOption = "utf-8",
     decimal_comma: DecimalCommaOption = False,
     schema: TypesOption = None,
+    engine: EngineOption = "duckdb",
+    spark_master: SparkMasterOption = None,
 ) -> None:
     """Evaluate the ruleset in FILE on a dataset and report each rule's outcome."""
     from assay._render import print_outcomes, progress
     from assay.dqdl import parse
+    from assay.engine.registry import engine_factory
     from assay.platform.flows import evaluate
     from assay.store import MetricStore
 
@@ -256,6 +267,7 @@ def dqdl_run(
         raise ConfigError("--fail-on must be 'failed' or 'error'")
     references = _references(ref or [])
     read = _read_options(null_value, delimiter, quote, no_header, encoding, decimal_comma, schema)
+    open_engine = engine_factory(engine, master=spark_master)  # a wrong name fails before any reading
     space = Workspace(workspace)
     metric_store = None
     if dataset:
@@ -278,6 +290,7 @@ def dqdl_run(
                 workspace=space.root,
                 source=str(file),
                 read=read,
+                engine_factory=open_engine,
             )
     finally:
         if metric_store is not None:

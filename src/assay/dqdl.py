@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from assay.engine import DuckDBEngine
+from assay.engine.registry import engine_factory
 from assay.judge.result import AnalyzerOutcome, EvaluationResult, RuleOutcome
 from assay.lake.readers import ReadOptions
 from assay.lang.dqdl import DQDLSyntaxError, DQDLWarning, parse_text, rule_text, ruleset_text
@@ -63,6 +63,7 @@ def evaluate(
     threads: int | None = None,
     workspace: str | None = None,
     read: ReadOptions | None = None,
+    engine: Any = None,
 ) -> EvaluationResult:
     """Evaluate ``ruleset`` (a parsed :class:`Ruleset` or DQDL text) on ``data``.
 
@@ -77,6 +78,10 @@ def evaluate(
     read (null strings, delimiter, declared types: :class:`assay.lake.readers.ReadOptions`). A
     recorded evaluation is a run (:mod:`assay.platform.run`): ``result.run_id`` names it, and its
     summary is written to ``<workspace>/runs/<run_id>.json``.
+
+    ``engine`` is where the rules run: ``"duckdb"`` (the default, or ``ASSAY_ENGINE``),
+    ``"spark"`` (a session on ``ASSAY_SPARK_MASTER``, default ``local[2]``), or a ``SparkSession``
+    of your own, which the run uses and leaves running (docs/engines.md).
     """
     from assay.platform.flows import evaluate as run_evaluation
 
@@ -94,6 +99,6 @@ def evaluate(
         filtered_rows=filtered_rows,
         row_level=row_level,
         workspace=workspace,
-        engine_factory=(lambda: DuckDBEngine(threads=threads)) if threads else None,
+        engine_factory=engine_factory(engine, threads=threads),
         read=read,
     )

@@ -61,7 +61,7 @@ def table(spec: dict[str, Any]) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def run(case: dict[str, Any]) -> Any:
+def run(case: dict[str, Any], engine: Any = None) -> Any:
     refs = {
         alias: table(spec)
         for alias, spec in {**case.get("references", {}), **case.get("sql_views", {})}.items()
@@ -72,6 +72,7 @@ def run(case: dict[str, Any]) -> Any:
         references=refs or None,
         now=NOW,
         row_level=case["api"] == "processRows",
+        engine=engine,
     )
 
 

@@ -1,3 +1,5 @@
-"""Fixtures of the engine tests: a real PostgreSQL server for the PostgreSQL engine."""
+"""Fixtures of the engine tests: a real PostgreSQL server for the PostgreSQL engine, one shared
+SparkSession and the per-engine ``engine`` fixture for the Spark engine."""
 
 from pgserver import postgres_server, postgres_url  # noqa: F401
+from sparksession import engine, spark_session  # noqa: F401

@@ -397,7 +397,9 @@ def _translate_regex(node: exp.Expr) -> exp.Expr:
     pattern = node.args.get("expression")
     if isinstance(pattern, exp.Literal) and pattern.is_string:
         try:
-            node.set("expression", exp.Literal.string(patterns.to_re2(pattern.this)))
+            translated = exp.Literal.string(patterns.to_re2(pattern.this))
+            translated.meta["java_regex"] = pattern.this  # Spark runs Java regex: as written
+            node.set("expression", translated)
         except patterns.PatternRefused as error:
             raise SQLRejected(error.message) from None
     return node

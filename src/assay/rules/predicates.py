@@ -153,7 +153,9 @@ def regex_full_match(x: exp.Expr, pattern: str) -> exp.Expr:
     except patterns.PatternRefused as error:
         raise RuleError(error.message) from None
     # An anchored partial match is a full match on every engine (RE2 and Java regex alike).
-    return exp.RegexpLike(this=x, expression=exp.Literal.string(f"^(?:{translated})$"))
+    literal = exp.Literal.string(f"^(?:{translated})$")
+    literal.meta["java_regex"] = f"^(?:{pattern})$"  # Spark runs Java regex: the pattern as written
+    return exp.RegexpLike(this=x, expression=literal)
 
 
 def whitespace_only(x: exp.Expr) -> exp.Expr:

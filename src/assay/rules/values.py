@@ -224,7 +224,9 @@ def castable(text: exp.Expr, type_name: str, fmt: str | None) -> exp.Expr:
         target = exp.DataType.build(f"DECIMAL({decimal.group(1)},{decimal.group(2)})")
         converted: exp.Expr = exp.TryCast(this=text, to=target)
     elif upper in ("DATE", "TIMESTAMP") and fmt:
-        converted = exp.StrToTime(this=text, format=exp.Literal.string(strftime_format(fmt)), safe=True)
+        pattern = exp.Literal.string(strftime_format(fmt))
+        pattern.meta["java_format"] = fmt  # Spark takes the Java pattern as written (docs/engines.md)
+        converted = exp.StrToTime(this=text, format=pattern, safe=True)
     elif upper in _CAST_TYPES:
         converted = exp.TryCast(this=text, to=exp.DataType.build(_CAST_TYPES[upper]))
     else:

@@ -1,0 +1,613 @@
+"""Apache Spark, through PySpark's public DataFrame and SQL API (so Spark Connect works too).
+
+Every registered name is a temporary view of the session, named with a prefix unique to the
+engine (``assay3f2a9c_1_primary``), so two engines on one session never see each other's
+tables; queries name the registered tables (``primary``), and :meth:`SparkEngine.render` points
+them at the engine's views. ``close`` drops the engine's own views and stops the session only
+if the engine built it.
+
+Session defaults, chosen for one small machine (any of them can be overridden with
+``ASSAY_SPARK_CONF``, a file of ``key value`` lines): two shuffle partitions, no web UI, the
+session time zone UTC (timestamp literals and ``now()`` mean one instant, as on DuckDB), and
+ANSI mode **off** (``spark.sql.ansi.enabled false``): a division by zero is NULL, as DuckDB and
+Glue's Spark 3 evaluate it, instead of failing the whole query; assay casts user values with
+``TRY_CAST`` where a value may not convert, so no rule relies on a cast raising.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import itertools
+import logging
+import os
+import re
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from sqlglot import exp
+
+from assay.engine.base import Column, DataKind, Engine, EngineError, Reject
+from assay.errors import ConfigError, PlatformError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from assay.lake.readers import ReadOptions
+
+DEFAULT_MASTER = "local[2]"
+
+# The session a SparkEngine builds when none is handed to it; ASSAY_SPARK_CONF overrides these.
+DEFAULT_CONF: dict[str, str] = {
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.ansi.enabled": "false",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.log.level": "ERROR",
+}
+
+_KINDS: tuple[tuple[str, DataKind], ...] = (
+    (r"(tinyint|smallint|int|bigint|byte|short|integer|long)", DataKind.INTEGER),
+    (r"(float|double|real)", DataKind.FLOAT),
+    (r"decimal(\(.*\))?", DataKind.DECIMAL),
+    (r"(string|varchar\(\d+\)|char\(\d+\))", DataKind.STRING),
+    (r"boolean", DataKind.BOOLEAN),
+    (r"date", DataKind.DATE),
+    (r"timestamp(_ntz|_ltz)?", DataKind.TIMESTAMP),
+)
+
+
+def kind_of(type_name: str) -> DataKind:
+    """The family of a Spark SQL type name (``DataType.simpleString()``).
+
+    >>> [kind_of(t).value for t in ("bigint", "decimal(10,2)", "timestamp_ntz", "string", "array<int>")]
+    ['integer', 'decimal', 'timestamp', 'string', 'other']
+    """
+    for pattern, kind in _KINDS:
+        if re.fullmatch(pattern, type_name.lower()):
+            return kind
+    return DataKind.OTHER
+
+
+def read_conf(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Spark settings from a file of ``key value`` lines (``#`` starts a comment), the format of
+    ``spark-defaults.conf``.
+
+    >>> import tempfile
+    >>> conf = Path(tempfile.mkdtemp()) / "spark.conf"
+    >>> _ = conf.write_text("# small\\nspark.sql.shuffle.partitions 4\\nspark.driver.memory=2g\\n")
+    >>> read_conf(conf)
+    {'spark.sql.shuffle.partitions': '4', 'spark.driver.memory': '2g'}
+    """
+    settings: dict[str, str] = {}
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        raise ConfigError(f"ASSAY_SPARK_CONF: cannot read {path}: {error.strerror or error}") from None
+    for number, line in enumerate(lines, start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        match = re.fullmatch(r"(\S+?)(?:\s*=\s*|\s+)(\S.*)", line)
+        if match is None:
+            raise ConfigError(f"{path}:{number}: expected 'key value', got {line!r}")
+        settings[match.group(1)] = match.group(2).strip()
+    return settings
+
+
+# Failures of the machine, not of the query (the JVM, the driver or a cluster gone, a task lost):
+# they stop the run as a system error (exit 3) instead of becoming a rule's Error outcome.
+def _failure(error: Exception) -> Exception:
+    from pyspark.errors import PySparkException
+
+    captured = (
+        "AnalysisException",
+        "ParseException",
+        "IllegalArgumentException",
+        "ArithmeticException",
+        "NumberFormatException",
+        "DateTimeException",
+        "SparkRuntimeException",
+        "ArrayIndexOutOfBoundsException",
+        "SparkNoSuchElementException",
+        "UnsupportedOperationException",
+    )
+    if isinstance(error, PySparkException) and any(c.__name__ in captured for c in type(error).__mro__):
+        return EngineError(_one_line(error))
+    # A failure inside a task reaches Python as the JVM's stack trace: the query's fault when
+    # Spark names an error class for it (an invalid pattern, a value that does not convert),
+    # the machine's otherwise (memory, a lost executor).
+    text = str(error)
+    named = _ERROR_CLASS.search(text)
+    if named is not None and not named.group(1).startswith(_SYSTEM_CLASSES):
+        return EngineError(_one_line(Exception(named.group(0))))
+    causes = re.findall(r"Caused by: ([\w.$]+(?:Exception|Error)): ?(.*)", text)
+    reason = f"{causes[-1][0].rsplit('.', 1)[-1]}: {causes[-1][1]}" if causes else _one_line(error)
+    if causes and causes[-1][0].rsplit(".", 1)[-1] in _QUERY_FAULTS:
+        return EngineError(_one_line(Exception(reason)))
+    return PlatformError(f"the Spark engine failed: {_one_line(Exception(reason))}")
+
+
+_QUERY_FAULTS = frozenset(
+    ("PatternSyntaxException", "NumberFormatException", "DateTimeParseException", "ArithmeticException")
+)
+_ERROR_CLASS = re.compile(r"\[([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)\] [^\n]*")
+# error classes of the machine, not of the query
+_SYSTEM_CLASSES = (
+    "INTERNAL_ERROR",
+    "FAILED_EXECUTE",
+    "TASK_WRITE_FAILED",
+    "UNABLE_TO_ACQUIRE_MEMORY",
+    "SPARK_JOB_CANCELLED",
+)
+
+
+_CLEANUPS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\s*Did you mean one of the following\?\s*\[[^\]]*\]\.?"), ""),
+    (re.compile(r"\s*SQLSTATE: \w+"), ""),
+    (re.compile(r";?\s*line \d+ pos \d+.*"), ""),
+    (re.compile(r"\s*\(line \d+, pos \d+\).*"), ""),
+    (re.compile(r"\s*Use `try_\w+`[^.]*\.(\s*If necessary set [^.]*\.)?"), ""),
+    (re.compile(r"`?\bassay[0-9a-f]{6}_\d+_(\w+)`?"), r"\1"),  # the engine's view names: the user's
+    (re.compile(r"`?\b__\w+`?"), "an internal value"),  # assay's own columns (__row, __freq0)
+)
+
+
+def _one_line(error: Exception, limit: int = 400) -> str:
+    """Spark's message on one line, fit for a user: its first paragraph, without the plan, the
+    query echo, the SQLSTATE, the suggestions or assay's internal names.
+
+    >>> _one_line(Exception("[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column with name `x` cannot be "
+    ...     "resolved. Did you mean one of the following? [`a`]. SQLSTATE: 42703; line 1 pos 7;\\n'Project"))
+    '[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column with name `x` cannot be resolved.'
+    """
+    text = str(error).strip().split("\n== SQL", 1)[0]
+    text = text.split("\n", 1)[0] if not text.startswith("[PARSE") else text.split("\n\n", 1)[0]
+    for pattern, replacement in _CLEANUPS:
+        text = pattern.sub(replacement, text)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def build_session(master: str | None = None, conf: dict[str, str] | None = None) -> SparkSession:
+    """A SparkSession for ``master`` (else ``ASSAY_SPARK_MASTER``, else ``local[2]``) with
+    assay's defaults, then the settings of the ``ASSAY_SPARK_CONF`` file, then ``conf``."""
+    from pyspark.sql import SparkSession
+
+    settings = dict(DEFAULT_CONF)
+    if os.environ.get("ASSAY_SPARK_CONF"):
+        settings |= read_conf(os.environ["ASSAY_SPARK_CONF"])
+    settings |= conf or {}
+    url = master or os.environ.get("ASSAY_SPARK_MASTER") or DEFAULT_MASTER
+    # sc://host:15002 is a Spark Connect server (pyspark[connect]); anything else a master URL
+    builder = (
+        SparkSession.builder.remote(url) if url.startswith("sc://") else SparkSession.builder.master(url)
+    )
+    builder = builder.appName("assay")
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    try:
+        return builder.getOrCreate()
+    except Exception as error:  # the JVM would not start: no Java, a bad master URL
+        raise PlatformError(f"cannot start Spark: {_one_line(error)}") from None
+
+
+def _quiet() -> None:
+    # PySpark logs every failed query's stack trace at ERROR level through this Python logger; a
+    # failing rule is an outcome assay reports, not an error of the process.
+    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
+
+
+_engines = itertools.count(1)
+_CSV_SAMPLE = 64 * 1024  # bytes read by Python to detect a CSV's delimiter (never the whole file)
+_DELIMITERS = ",;\t|"
+
+
+class SparkEngine(Engine):
+    """A Spark session: queries render for the ``spark`` dialect and run as Spark SQL.
+
+    >>> from assay.engine.spark import SparkEngine
+    >>> SparkEngine.dialect
+    'spark'
+    """
+
+    dialect = "spark"
+
+    def __init__(
+        self,
+        session: SparkSession | None = None,
+        *,
+        master: str | None = None,
+        conf: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__()
+        _quiet()
+        if session is None:
+            # a session already running in this process (a notebook's, a test suite's) is used
+            # and left running: getOrCreate would return it, and stopping it is not ours to do
+            from pyspark.sql import SparkSession
+
+            session = SparkSession.getActiveSession()
+        self._owns_session = session is None
+        self.session = session if session is not None else build_session(master, conf)
+        self._prefix = f"assay{uuid.uuid4().hex[:6]}_{next(_engines)}_"
+        self._views: dict[str, str] = {}  # registered name (lower case) -> the session's view
+        self._cached: list[DataFrame] = []
+
+    def __repr__(self) -> str:
+        return f"SparkEngine({self._prefix!r})"
+
+    # --- names ---------------------------------------------------------------------------------
+
+    def _view(self, name: str) -> str:
+        view = self._views.get(name.lower())
+        if view is None:
+            view = self._prefix + re.sub(r"\W", "_", name)
+            self._views[name.lower()] = view
+        return view
+
+    def _publish(self, name: str, frame: DataFrame) -> None:
+        try:
+            frame.createOrReplaceTempView(self._view(name))
+        except Exception as error:
+            raise _failure(error) from None
+
+    def render(self, query: exp.Expr) -> str:
+        """The query for Spark, its registered table names pointed at this engine's views (a
+        CTE of the query keeps its own name)."""
+        tree = _java_patterns(query.copy())
+        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+        for source in list(tree.find_all(exp.From, exp.Join)):
+            if isinstance(source.this, exp.Identifier):  # `from_(to_identifier(name))`
+                source.set("this", exp.Table(this=source.this.copy()))
+        for table in tree.find_all(exp.Table):
+            if (
+                table.args.get("db")
+                or table.args.get("catalog")
+                or not isinstance(table.this, exp.Identifier)
+            ):
+                continue
+            original = table.name
+            name = original.lower()
+            if name in self._views and name not in ctes:
+                if not table.alias:  # `primary.id` still names the table's columns
+                    table.set("alias", exp.TableAlias(this=exp.to_identifier(original, quoted=True)))
+                table.set("this", exp.to_identifier(self._views[name], quoted=True))
+        return tree.sql(dialect=self.dialect)
+
+    # --- registering ---------------------------------------------------------------------------
+
+    def register_arrow(self, name: str, data: pa.Table | pa.RecordBatchReader) -> None:
+        table = data.read_all() if isinstance(data, pa.RecordBatchReader) else data
+        try:
+            frame = self.session.createDataFrame(table)
+        except TypeError:  # Spark 3.5 takes pandas, not Arrow
+            frame = self.session.createDataFrame(table.to_pandas())
+        except Exception as error:
+            raise _failure(error) from None
+        self._publish(name, frame)
+
+    def register_file(self, name: str, path: str | list[str], fmt: str, compression: str = "none") -> None:
+        paths = [path] if isinstance(path, str) else list(path)
+        reader = self.session.read
+        try:
+            if fmt == "parquet":
+                frame = reader.parquet(*paths)
+            elif fmt == "json":
+                # an array of objects is its rows (one document a file), else one object a line
+                frame = reader.json(paths, multiLine=_starts_with_array(paths[0], compression))
+            elif fmt == "jsonl":
+                frame = reader.json(paths)
+            else:
+                raise EngineError(f"unknown file format {fmt!r}")
+        except EngineError:
+            raise
+        except Exception as error:
+            raise _failure(error) from None
+        self._publish(name, frame)
+
+    def _text_frame(self, path: str, read: ReadOptions | None, compression: str) -> DataFrame:
+        """The CSV with every cell as text: a blank cell is the empty string, and only the
+        given null strings are NULL (one NUL character stands for "no null string": Spark reads
+        its ``nullValue`` as NULL, and its default, the empty string, would make blanks NULL)."""
+        header = read.header if read is not None else True
+        delimiter = read.delimiter if read is not None and read.delimiter else None
+        if delimiter is None:
+            delimiter = _sniff_delimiter(path, compression, read.encoding if read else "utf-8")
+        quote = read.quote if read is not None and read.quote is not None else '"'
+        options = {
+            "header": str(header).lower(),
+            "sep": delimiter,
+            "quote": quote,
+            "escape": quote,  # RFC 4180: a quote inside a quoted cell is doubled
+            "encoding": read.encoding if read is not None else "utf-8",
+            "inferSchema": "false",
+            "nullValue": "\u0000",
+            "emptyValue": "",
+            "multiLine": "true",  # quoted cells may hold line breaks
+            "mode": "PERMISSIVE",
+        }
+        try:
+            frame = self.session.read.options(**options).csv(path)
+        except Exception as error:
+            raise _failure(error) from None
+        if not header:  # DuckDB's (and assay's) names for a headerless file's columns
+            frame = frame.toDF(*(f"column{i}" for i in range(len(frame.columns))))
+        return frame
+
+    def _null_strings(self, source: str, names: list[str], read: ReadOptions | None) -> exp.Select:
+        """The text view: a cell equal to one of ``read.nulls`` is NULL."""
+        nulls = [exp.Literal.string(v) for v in read.nulls] if read is not None else []
+        projections: list[exp.Expr] = []
+        for column in names:
+            # Spark's reader makes an unquoted blank cell NULL whatever its nullValue: it is ""
+            cell = exp.Coalesce(this=exp.column(column, quoted=True), expressions=[exp.Literal.string("")])
+            value: exp.Expr = cell
+            if nulls:
+                value = exp.Case(
+                    ifs=[
+                        exp.If(
+                            this=exp.In(this=cell.copy(), expressions=[n.copy() for n in nulls]),
+                            true=exp.Null(),
+                        )
+                    ],
+                    default=cell.copy(),
+                )
+            projections.append(exp.alias_(value, column, quoted=True))
+        return exp.select(*projections).from_(exp.to_identifier(source, quoted=True))
+
+    def register_csv_text(
+        self, name: str, path: str, read: ReadOptions, compression: str = "none", *, whole_file: bool = False
+    ) -> list[Column]:
+        # Spark has no CSV sniffer: the delimiter is detected from the file's first bytes, and
+        # the types by one aggregate query over every row (a sample would need a second pass
+        # when a later row does not fit; Spark reads the whole file for either).
+        raw = f"{name}__raw"
+        frame = self._text_frame(path, read, compression)
+        names = list(frame.columns)
+        self._publish(raw, frame)
+        self.register_query(name, self._null_strings(raw, names, read))
+        return self._detect(name, names, read)
+
+    def _detect(self, table: str, names: list[str], read: ReadOptions) -> list[Column]:
+        from assay.lake.readers import _value
+
+        shapes = {
+            "BIGINT": r"^[+-]?(0|[1-9][0-9]{0,17})$",
+            "DOUBLE": (
+                r"^[+-]?([0-9]+(,[0-9]*)?|,[0-9]+)([eE][+-]?[0-9]+)?$"
+                if read.decimal_comma
+                else r"^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]+)?$"
+            ),
+            "DATE": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+            "TIMESTAMP": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,9})?)?$",
+            "TIMESTAMPTZ": (
+                r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,9})?)?"
+                r" ?(Z|[+-][0-9]{2}(:?[0-9]{2})?)$"
+            ),
+        }
+        if not names:
+            return []
+        projections: list[exp.Expr] = []
+        for i, column in enumerate(names):
+            value = _value(column, read)
+            present = exp.Not(this=exp.Is(this=value, expression=exp.Null()))
+            projections.append(exp.alias_(exp.func("count_if", present), f"n{i}"))
+            for kind, shape in shapes.items():
+                fits = exp.and_(
+                    present.copy(), exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(shape))
+                )
+                projections.append(exp.alias_(exp.func("count_if", fits), f"{kind}{i}"))
+        scan = exp.select(*projections).from_(exp.to_identifier(table, quoted=True))
+        row = self.inspect(scan).to_pylist()[0]
+        columns = []
+        for i, column in enumerate(names):
+            filled = int(row[f"n{i}"] or 0)
+            found = "VARCHAR"
+            if filled:
+                timestamps = int(row[f"TIMESTAMP{i}"] or 0) + int(row[f"TIMESTAMPTZ{i}"] or 0)
+                if row[f"BIGINT{i}"] == filled:
+                    found = "BIGINT"
+                elif row[f"DOUBLE{i}"] == filled:
+                    found = "DOUBLE"
+                elif row[f"DATE{i}"] == filled:
+                    found = "DATE"
+                elif row[f"TIMESTAMP{i}"] == filled:
+                    found = "TIMESTAMP"
+                elif timestamps == filled:
+                    found = "TIMESTAMPTZ"
+            columns.append(Column(column, found, _DETECTED[found]))
+        return columns
+
+    def register_query(self, name: str, query: exp.Query, *, materialize: bool = False) -> None:
+        try:
+            frame = self.session.sql(self.render(query))
+            if materialize:
+                # held by Spark (memory, then disk), computed once on first read
+                from pyspark import StorageLevel
+
+                frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
+                self._cached.append(frame)
+        except Exception as error:
+            raise _failure(error) from None
+        self._publish(name, frame)
+
+    def inspect(self, query: exp.Query) -> pa.Table:
+        return self._run(self.render(query))
+
+    def read_csv_text(
+        self, path: str, read: ReadOptions | None = None, compression: str = "none"
+    ) -> tuple[pa.Table, list[Reject]]:
+        # Spark keeps no line numbers: a rejected record is reported by its position among the
+        # records (1-based, after the header), its text from the corrupt-record column.
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        frame = self._text_frame(path, read, compression)
+        corrupt = "__corrupt"
+        schema = StructType(
+            [StructField(c, StringType()) for c in frame.columns] + [StructField(corrupt, StringType())]
+        )
+        header = read.header if read is not None else True
+        delimiter = read.delimiter if read is not None and read.delimiter else None
+        if delimiter is None:
+            delimiter = _sniff_delimiter(path, compression, read.encoding if read else "utf-8")
+        quote = read.quote if read is not None and read.quote is not None else '"'
+        try:
+            checked = (
+                self.session.read.options(
+                    header=str(header).lower(),
+                    sep=delimiter,
+                    quote=quote,
+                    escape=quote,
+                    encoding=read.encoding if read is not None else "utf-8",
+                    nullValue="\u0000",
+                    emptyValue="",
+                    multiLine="true",
+                    mode="PERMISSIVE",
+                    columnNameOfCorruptRecord=corrupt,
+                )
+                .schema(schema)
+                .csv(path)
+            )
+            table = _to_arrow(checked)
+        except Exception as error:
+            raise _failure(error) from None
+        flags = table.column(corrupt).to_pylist()
+        rejects = [
+            Reject(i + 1, str(text), "the record does not have the header's columns")
+            for i, text in enumerate(flags)
+            if text is not None
+        ]
+        keep = pa.array([text is None for text in flags])
+        rows = table.filter(keep).drop_columns([corrupt])
+        if not header:
+            rows = rows.rename_columns([f"column{i}" for i in range(rows.num_columns)])
+        return rows, rejects
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def columns(self, name: str) -> list[Column]:
+        if name.lower() not in self._views:
+            raise EngineError(f"Table {name} does not exist")
+        try:
+            schema = self.session.table(self._views[name.lower()]).schema
+        except Exception as error:
+            raise _failure(error) from None
+        return [
+            Column(f.name, f.dataType.simpleString(), kind_of(f.dataType.simpleString()))
+            for f in schema.fields
+        ]
+
+    def describe(self, query: exp.Query) -> list[Column]:
+        try:
+            schema = self.session.sql(self.render(query)).schema  # analysed, not run
+        except Exception as error:
+            raise _failure(error) from None
+        return [
+            Column(f.name, f.dataType.simpleString(), kind_of(f.dataType.simpleString()))
+            for f in schema.fields
+        ]
+
+    def _run(self, sql: str) -> pa.Table:
+        try:
+            return _to_arrow(self.session.sql(sql))
+        except Exception as error:
+            raise _failure(error) from None
+
+    def close(self) -> None:
+        for frame in self._cached:
+            try:
+                frame.unpersist()
+            except Exception:
+                continue
+        for view in self._views.values():
+            try:
+                self.session.catalog.dropTempView(view)
+            except Exception:
+                continue
+        self._views.clear()
+        self._cached.clear()
+        if self._owns_session:
+            self.session.stop()
+
+
+def _java_patterns(tree: exp.Expr) -> exp.Expr:
+    """The tree with DQDL's Java patterns as written: a regex that assay translated for RE2
+    (DuckDB) goes to Spark's Java regex untranslated, and a ``format`` tag's Java date pattern
+    goes to ``try_to_timestamp`` instead of the strftime codes DuckDB reads (which sqlglot would
+    turn back into Java letters, losing ``dd`` = exactly two digits). docs/engines.md has the
+    table.
+
+    >>> from assay.rules.predicates import regex_full_match
+    >>> _java_patterns(regex_full_match(exp.column("x"), "(?<y>[0-9]{4})")).sql("spark")
+    "x RLIKE '^(?:(?<y>[0-9]{4}))$'"
+    """
+    for literal in tree.find_all(exp.Literal):
+        if "java_regex" in literal.meta:
+            literal.set("this", literal.meta["java_regex"])
+    for node in list(tree.find_all(exp.StrToTime)):
+        fmt = node.args.get("format")
+        java = fmt.meta.get("java_format") if isinstance(fmt, exp.Literal) else None
+        if java is not None:
+            parsed = exp.Anonymous(this="try_to_timestamp", expressions=[node.this, exp.Literal.string(java)])
+            if node is tree:
+                return parsed
+            node.replace(parsed)
+    return tree
+
+
+_DETECTED = {
+    "BIGINT": DataKind.INTEGER,
+    "DOUBLE": DataKind.FLOAT,
+    "DATE": DataKind.DATE,
+    "TIMESTAMP": DataKind.TIMESTAMP,
+    "TIMESTAMPTZ": DataKind.TIMESTAMP,
+    "VARCHAR": DataKind.STRING,
+}
+
+
+def _to_arrow(frame: DataFrame) -> pa.Table:
+    """A query's rows as Arrow, without Spark's column metadata (Spark 4: ``toArrow``; 3.5:
+    through pandas)."""
+    if hasattr(frame, "toArrow"):
+        table = frame.toArrow()
+    else:  # pragma: no cover - Spark 3.5
+        table = pa.Table.from_pandas(frame.toPandas(), preserve_index=False)
+    fields = [pa.field(f.name, f.type, f.nullable) for f in table.schema]
+    return table.cast(pa.schema(fields)) if any(f.metadata for f in table.schema) else table
+
+
+def _open_text(path: str, compression: str, encoding: str) -> Any:
+    if compression == "gzip":
+        return gzip.open(path, "rt", encoding=encoding, errors="replace", newline="")
+    return open(path, encoding=encoding, errors="replace", newline="")
+
+
+def _sniff_delimiter(path: str, compression: str, encoding: str) -> str:
+    """The delimiter of a CSV from its first 64 KB (``,`` when nothing else fits)."""
+    try:
+        with _open_text(path, compression, encoding) as handle:
+            sample = handle.read(_CSV_SAMPLE)
+    except (OSError, LookupError):
+        return ","
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=_DELIMITERS).delimiter
+    except csv.Error:
+        first = sample.split("\n", 1)[0]
+        counts = {d: first.count(d) for d in _DELIMITERS}
+        best = max(counts, key=lambda d: counts[d])
+        return best if counts[best] else ","
+
+
+def _starts_with_array(path: str, compression: str) -> bool:
+    try:
+        with _open_text(path, compression, "utf-8") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    return bool(head.lstrip().startswith("["))
