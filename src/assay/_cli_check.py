@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from assay._cli_common import StoreOption, WorkspaceOption, err, out
+from assay._cli_common import EngineOption, SparkMasterOption, StoreOption, WorkspaceOption, err, out
 from assay._cli_common import out as _out
 from assay._cli_common import write_json as _write_json
 from assay.errors import ConfigError
@@ -142,6 +142,8 @@ def check_run(
             show_default="never",
         ),
     ] = None,
+    engine: EngineOption = "duckdb",
+    spark_master: SparkMasterOption = None,
 ) -> None:
     """Run DOC: measure each profile in one query, store the metrics, judge every expectation from
     stored numbers. Exit 0 completed, 1 --fail-on reached, 2 invalid document, 3 system error."""
@@ -172,6 +174,8 @@ def check_run(
             dry_run=dry_run,
             retries=retries,
             backoff=backoff,
+            engine=engine,
+            spark_master=spark_master,
         )
     payload = result.to_dict()
     if json_out is not None:

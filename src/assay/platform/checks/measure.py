@@ -410,9 +410,13 @@ class Plan:
                 .limit(limit)
             )
             item = exp.column("__t", quoted=True)
-            agg: exp.Expr = (
-                exp.func("json_agg", item) if self.dialect == "postgres" else exp.ArrayAgg(this=item)
-            )
+            agg: exp.Expr
+            if self.dialect == "postgres":
+                agg = exp.func("json_agg", item)
+            elif self.dialect == "spark":  # Spark has no row value of an alias: a struct of its columns
+                agg = exp.ArrayAgg(this=exp.Struct(expressions=[exp.Star()]))
+            else:
+                agg = exp.ArrayAgg(this=item)
             sub = exp.select(agg).from_(
                 exp.Subquery(this=flagged, alias=exp.TableAlias(this=exp.to_identifier("__t", quoted=True)))
             )

@@ -135,17 +135,28 @@ def parse_at(text: str | date | datetime | None, now: datetime) -> tuple[datetim
     return moment, moment.isoformat()
 
 
-def default_engine(document: Document) -> Engine:
-    """The engine that runs where the data is: PostgreSQL for a postgres source, else DuckDB."""
+def default_engine(document: Document, engine: Any = None, **options: Any) -> Engine:
+    """The engine that runs where the data is: PostgreSQL for a postgres source; else the
+    engine chosen (a name, ``duckdb`` or ``spark``, else ``ASSAY_ENGINE``, else DuckDB; or a
+    SparkSession), with ``options`` (``master`` for Spark)."""
     source = document.dataset.source
     if source.postgres is not None:
         from assay.engine.postgres import PostgresEngine  # type: ignore[import-not-found,unused-ignore]
 
-        engine: Engine = PostgresEngine(source.postgres.url)
-        return engine
-    from assay.engine import DuckDBEngine
+        found: Engine = PostgresEngine(source.postgres.url)
+        return found
+    from assay.engine.registry import engine_factory, engine_name, make_engine
 
-    return DuckDBEngine()
+    if engine is None or isinstance(engine, str):
+        name = engine_name(engine)
+        if source.duckdb is not None and name != "duckdb":
+            raise ConfigError(f"a duckdb source runs on the DuckDB engine, not on {name}")
+        return make_engine(
+            name, **({k: v for k, v in options.items() if v is not None} if name == "spark" else {})
+        )
+    factory = engine_factory(engine)
+    assert factory is not None
+    return factory()
 
 
 class CheckRun:
@@ -165,6 +176,8 @@ class CheckRun:
         retries: int | None = None,
         backoff: float | None = None,
         engine_factory: Callable[[Document], Engine] | None = None,
+        engine: Any = None,
+        spark_master: str | None = None,
         sleep: Callable[[float], None] = clock.sleep,
     ) -> None:
         from assay.judge.evaluation import parse_now
@@ -187,7 +200,9 @@ class CheckRun:
         retry = document.dataset.retry
         self.attempts = retry.attempts if retries is None else retries + 1
         self.backoff = retry.backoff if backoff is None else backoff
-        self.engine_factory = engine_factory or default_engine
+        self.engine_factory = engine_factory or (
+            lambda document: default_engine(document, engine, master=spark_master)
+        )
         self.sleep = sleep
         self.engines: list[Engine] = []
 
