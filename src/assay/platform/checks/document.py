@@ -218,6 +218,10 @@ class Profile(_Strict):
             raise ValueError(f"'{value}' is not an id: use letters, digits, '_' and '-'")
         return value
 
+    def spec(self, key: str) -> MetricSpec | None:
+        """The declared metric named ``key`` (``null_rate(fee)``), or None."""
+        return next((spec for spec in self.specs() if spec.key == key), None)
+
     def specs(self) -> list[MetricSpec]:
         """The declared metrics, one per (kind, column); malformed entries are skipped (the
         document's validation reports them)."""

@@ -207,8 +207,7 @@ def _spec(profile: Profile, expectation: Expectation) -> MetricSpec | None:
     """The metric an expectation reads (None for a DQDL rule)."""
     if expectation.metric is None:
         return None
-    key = expectation.reference.key
-    return next(s for s in profile.specs() if s.key == key)
+    return profile.spec(expectation.reference.key)
 
 
 Translator = Callable[[MetricSpec, ast.Condition, "_Filter"], ast.RuleNode]

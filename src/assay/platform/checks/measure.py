@@ -21,7 +21,7 @@ import difflib
 import glob
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
@@ -36,7 +36,6 @@ from assay.errors import ConfigError
 from assay.lake.readers import Registered, file_format, register
 from assay.lang import sqlsafe
 from assay.platform.checks.document import Document, MetricSpec, Profile
-from assay.store.checks import group_key
 
 SOURCE = "__source"
 ROWS = "primary"
@@ -44,13 +43,6 @@ _ROWCOUNT = "__rows"
 
 Group = tuple[tuple[str, Any], ...]
 """A group's dimension values in dimension order; ``()`` is the total."""
-
-
-@dataclass
-class Sample:
-    """Rows a ``count_where`` condition flagged: up to ``sample_rows`` of them."""
-
-    rows: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -68,7 +60,6 @@ class ProfileMeasurement:
     groups: dict[tuple[str, ...], list[Group]] = field(default_factory=dict)  # grouping -> its groups
     dropped: dict[str, int] = field(default_factory=dict)  # dimension -> groups beyond top_k
     rows: int | None = None
-    statement: exp.Select | None = None
     attempts: int = 1  # how many attempts the measurement took
     rules: Any = None  # the profile's compiled DQDL rules (assay.platform.checks.rules.CompiledRules)
 
@@ -502,10 +493,4 @@ def group_label(group: Group) -> dict[str, Any] | None:
     return dict(group) if group else None
 
 
-def group_of(mapping: Mapping[str, Any] | None, dimensions: Sequence[str]) -> Group:
-    if not mapping:
-        return ()
-    return tuple((d, mapping[d]) for d in dimensions if d in mapping)
-
-
-__all__ = ["Plan", "ProfileMeasurement", "group_key", "measure", "open_source", "register_rows"]
+__all__ = ["Plan", "ProfileMeasurement", "measure", "open_source", "register_rows"]

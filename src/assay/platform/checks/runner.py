@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from assay.engine import Engine, EngineError
-from assay.errors import AssayError, ConfigError, PlatformError
+from assay.errors import ConfigError, PlatformError
 from assay.lake.readers import Registered
 from assay.lang.dqdl import ast
 from assay.measure import Measurements, ScanPlan
 from assay.platform.checks import conditions
-from assay.platform.checks.document import Document, Expectation, MetricSpec, Profile
+from assay.platform.checks.document import Document, Expectation, Profile
 from assay.platform.checks.measure import (
     ROWS,
     Group,
@@ -205,6 +205,9 @@ class CheckRun:
         )
         self.sleep = sleep
         self.engines: list[Engine] = []
+        # each profile's stored series, read once per run (every expectation of it reads them)
+        self.conditions: dict[str, ast.Condition] = {}
+        self.series_cache: dict[tuple[str, frozenset[str]], dict[tuple[str, str, str], list[float]]] = {}
 
     # --- the run -------------------------------------------------------------------------------
 
@@ -353,7 +356,6 @@ class CheckRun:
             measured.dqdl_errors = dict(scan.errors)
             del error
         measured.rules = rules
-        measured.statement = plan.statement()
         if measured.rows == 0 and profile.slice is not None:
             measured.missing = f"the slice {profile.slice.column} = {self.at.date().isoformat()} has no rows"
         return measured
@@ -405,7 +407,7 @@ class CheckRun:
     # --- judge --------------------------------------------------------------------------------------
 
     def _series(self, profile_id: str, names: set[str]) -> dict[tuple[str, str, str], list[float]]:
-        cache = self.__dict__.setdefault("_series_cache", {})
+        cache = self.series_cache
         key = (profile_id, frozenset(names))
         if key not in cache:
             found = (
@@ -430,17 +432,23 @@ class CheckRun:
         for e in self.chosen:
             if e.metric is None or e.reference.profile != profile_id:
                 continue
-            spec = next(
-                (s for s in self.document.profile(profile_id).specs() if s.key == e.reference.key), None
-            )
             try:
-                condition = conditions.parse_expect(
-                    str(e.expect), duration=spec is not None and spec.kind == "freshness"
-                )
+                condition = self._condition(e)
             except conditions.ConditionError:
                 continue
             deepest = max(deepest, conditions.needs_history(condition), e.min_history)
         return deepest
+
+    def _condition(self, expectation: Expectation) -> ast.Condition:
+        """An expectation's ``expect``, parsed once per run (durations allowed on freshness)."""
+        found = self.conditions.get(expectation.id)
+        if found is None:
+            spec = self.document.expectation_profile(expectation).spec(expectation.reference.key)
+            duration = spec is not None and spec.kind == "freshness"
+            found = self.conditions[expectation.id] = conditions.parse_expect(
+                str(expectation.expect), duration=duration
+            )
+        return found
 
     def _profile_names(self, profile_id: str) -> set[str]:
         return {
@@ -469,8 +477,9 @@ class CheckRun:
         ref = expectation.reference
         if ref.key in m.errors:
             return [_outcome(base, Outcome.CONFIG_ERROR, self._author(), m.errors[ref.key])]
-        spec = next(s for s in profile.specs() if s.key == ref.key)
-        condition = conditions.parse_expect(str(expectation.expect), duration=spec.kind == "freshness")
+        spec = profile.spec(ref.key)
+        assert spec is not None  # the document's check: a reference names a declared metric
+        condition = self._condition(expectation)
         series = self._series(profile.id, self._profile_names(profile.id))
         groups: list[Group] = (
             [()] if not expectation.by else list(m.groups.get(_ordered(profile, expectation.by), []))
@@ -702,12 +711,4 @@ def failing_severities(result: CheckResult, threshold: str) -> bool:
     )
 
 
-__all__ = [
-    "AssayError",
-    "CheckResult",
-    "CheckRun",
-    "MetricSpec",
-    "failing_severities",
-    "run_document",
-    "summarize",
-]
+__all__ = ["CheckResult", "CheckRun", "failing_severities", "run_document", "summarize"]
