@@ -249,20 +249,25 @@ def _freshness(value: Any, now: datetime) -> float | None:
     return (now - moment).total_seconds()
 
 
+def _condition(spec: MetricSpec, names: Sequence[str], now: datetime) -> exp.Expr:
+    """A ``count_where``'s condition, parsed against the source's columns. Raises ConfigError."""
+    assert spec.where is not None
+    try:
+        return sqlsafe.parse_predicate(spec.where.condition, names, clock=now)
+    except sqlsafe.SQLRejected as error:
+        raise ConfigError(f"condition '{spec.where.condition}': {error.reason}") from None
+
+
 def _aggregate(
-    spec: MetricSpec, column: Column | None, names: Sequence[str], now: datetime
+    spec: MetricSpec, column: Column | None, condition: exp.Expr | None
 ) -> tuple[exp.Expr, Callable[[Any, datetime], float | None]]:
-    """The aggregate of one metric, and how its value becomes the stored number. Raises
-    ConfigError when the column's type does not fit the metric."""
+    """The aggregate of one metric (``condition``: a ``count_where``'s, parsed), and how its
+    value becomes the stored number. Raises ConfigError when the column's type does not fit."""
     star = exp.Count(this=exp.Star())
     if spec.kind == "row_count":
         return star, _number
     if spec.kind == "count_where":
-        assert spec.where is not None
-        try:
-            condition = sqlsafe.parse_predicate(spec.where.condition, names, clock=now)
-        except sqlsafe.SQLRejected as error:
-            raise ConfigError(f"condition '{spec.where.condition}': {error.reason}") from None
+        assert condition is not None
         case = exp.Case(
             ifs=[exp.If(this=condition, true=exp.Literal.number(1))], default=exp.Literal.number(0)
         )
@@ -337,14 +342,15 @@ class Plan:
         for spec in profile.specs():
             try:
                 column = _resolve(spec.column, columns, f"{spec.kind}: column") if spec.column else None
-                expr, finish = _aggregate(spec, column, names, now)
+                condition = _condition(spec, names, now) if spec.where is not None else None
+                expr, finish = _aggregate(spec, column, condition)
             except ConfigError as error:
                 self.errors[spec.key] = error.message
                 continue
             alias = f"__m{len(self.slots)}"
             self.slots.append(_Slot(spec, alias, finish))
             if spec.where is not None and spec.where.sample_rows:
-                condition = sqlsafe.parse_predicate(spec.where.condition, names, clock=now)
+                assert condition is not None
                 self.samples[spec.key] = (f"__s{len(self.samples)}", condition, spec.where.sample_rows)
             self.expressions[alias] = expr
         self.columns = list(columns)
