@@ -55,6 +55,56 @@ def _check_alias(alias: str) -> None:
         raise ConfigError(f"reference alias '{alias}' is not allowed: it must be a name other than 'primary'")
 
 
+Values = dict[int, dict[str, float | None] | str]
+"""Each leaf plan's metric values (by ``id`` of the plan), or the engine's error for it."""
+
+
+def stored_metrics(plans: list[LeafPlan], values: Values) -> dict[MetricKey, float | None]:
+    """The plans' metrics as the store keeps them (NaN and infinities as no value); a plan
+    that could not be measured stores nothing."""
+    metrics: dict[MetricKey, float | None] = {}
+    for plan in plans:
+        measured = values[id(plan)]
+        if isinstance(measured, str) or plan.error:
+            continue
+        for spec in plan.metrics:
+            value = measured.get(spec.display)
+            metrics[spec.stored] = value if value is None or math.isfinite(value) else None
+    return metrics
+
+
+def judge_rule(compiled: CompiledRule, values: Values, history: verdicts.HistoryLookup) -> verdicts.Judgement:
+    """A compiled top-level rule judged on its plans' values: each leaf by its verdict (an
+    unmeasurable leaf is ``Error``), composites combined, a ROW-mode composite by its own plan."""
+
+    def leaf(plan: LeafPlan) -> verdicts.Judgement:
+        if plan.error is not None:
+            return verdicts.Judgement(verdicts.ERROR, plan.error)
+        measured = values[id(plan)]
+        if isinstance(measured, str):
+            return verdicts.Judgement(verdicts.ERROR, f"The rule could not be measured: {measured}")
+        return verdicts.judge(plan.verdict, measured, history)
+
+    def node(item: ast.RuleNode) -> verdicts.Judgement:
+        if isinstance(item, ast.Rule):
+            return leaf(compiled.leaves[id(item)])
+        return verdicts.combine(item.op, [node(child) for child in item.children])
+
+    if compiled.row_mode is not None:
+        return leaf(compiled.row_mode)
+    return node(compiled.node)
+
+
+def rule_metrics(compiled: CompiledRule, values: Values) -> dict[str, float | None]:
+    """The metric values a rule's outcome reports, by display name."""
+    metrics: dict[str, float | None] = {}
+    for plan in compiled.leaves.values():
+        measured = values[id(plan)]
+        if isinstance(measured, dict):
+            metrics.update({m.display: measured[m.display] for m in plan.metrics})
+    return metrics
+
+
 class Evaluation:
     """One evaluation of a ruleset; :func:`evaluate` is the convenient front door."""
 
@@ -157,13 +207,7 @@ class Evaluation:
         if self.store is None or not self.dataset:
             return None
         metrics: dict[MetricKey, float | None] = {MetricKey.dataset("RowCount"): rows}
-        for plan in plans:
-            measured = values[id(plan)]
-            if isinstance(measured, str) or plan.error:
-                continue
-            for spec in plan.metrics:
-                value = measured.get(spec.display)
-                metrics[spec.stored] = value if value is None or math.isfinite(value) else None
+        metrics.update(stored_metrics(plans, values))
         path = self.primary.path
         self.source_sha256 = digest(path) if path else None
         load_id = self.store.create_load(
@@ -190,40 +234,13 @@ class Evaluation:
 
     # --- judging ---------------------------------------------------------------------------
 
-    def _judge_leaf(
-        self, plan: LeafPlan, values: dict[int, dict[str, float | None] | str]
-    ) -> verdicts.Judgement:
-        if plan.error is not None:
-            return verdicts.Judgement(verdicts.ERROR, plan.error)
-        measured = values[id(plan)]
-        if isinstance(measured, str):
-            return verdicts.Judgement(verdicts.ERROR, f"The rule could not be measured: {measured}")
-        return verdicts.judge(plan.verdict, measured, self._history)
-
-    def _judge_node(
-        self, node: ast.RuleNode, compiled: CompiledRule, values: dict[int, dict[str, float | None] | str]
-    ) -> verdicts.Judgement:
-        if isinstance(node, ast.Rule):
-            return self._judge_leaf(compiled.leaves[id(node)], values)
-        return verdicts.combine(
-            node.op, [self._judge_node(child, compiled, values) for child in node.children]
-        )
-
-    def _outcome(
-        self, compiled: CompiledRule, values: dict[int, dict[str, float | None] | str]
-    ) -> RuleOutcome:
+    def _outcome(self, compiled: CompiledRule, values: Values) -> RuleOutcome:
+        judgement = judge_rule(compiled, values, self._history)
         node = compiled.node
-        if compiled.row_mode is not None:
-            judgement = self._judge_leaf(compiled.row_mode, values)
-        else:
-            judgement = self._judge_node(node, compiled, values)
-        metrics: dict[str, float | None] = {}
-        for plan in compiled.leaves.values():
-            measured = values[id(plan)]
-            if isinstance(measured, dict):
-                metrics.update({m.display: measured[m.display] for m in plan.metrics})
         labels = self.ruleset.effective_labels(node)
-        return RuleOutcome(rule_text(node), judgement.outcome, judgement.message, metrics, labels)
+        return RuleOutcome(
+            rule_text(node), judgement.outcome, judgement.message, rule_metrics(compiled, values), labels
+        )
 
     def _analyzer_outcome(
         self,

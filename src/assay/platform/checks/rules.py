@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from sqlglot import exp
 
-from assay.judge import verdicts
-from assay.judge.evaluation import Evaluation
+from assay.judge.evaluation import Evaluation, judge_rule, rule_metrics, stored_metrics
 from assay.lang.dqdl import ast
 from assay.lang.dqdl.errors import DQDLSyntaxError
 from assay.lang.dqdl.parser import parse_text
 from assay.measure import Measurements, ScanPlan
 from assay.rules.compiler import CompiledRule, compile_rule
-from assay.rules.plan import Context, LeafPlan
+from assay.rules.plan import Context
 from assay.store import MetricKey
 from assay.vocabulary import Outcome
 
@@ -79,42 +77,14 @@ class CompiledRules:
 
     def stored(self, measured: Measurements) -> dict[MetricKey, float | None]:
         """The rules' metrics, keyed as a DQDL evaluation stores them."""
-        out: dict[MetricKey, float | None] = {}
-        values = self.values(measured)
-        for rule in self.compiled.values():
-            for plan in rule.leaves.values():
-                found = values[id(plan)]
-                if isinstance(found, str) or plan.error:
-                    continue
-                for spec in plan.metrics:
-                    value = found.get(spec.display)
-                    out[spec.stored] = value if value is None or math.isfinite(value) else None
-        return out
+        plans = [plan for rule in self.compiled.values() for plan in rule.leaves.values()]
+        return stored_metrics(plans, self.values(measured))
 
     def judge(
         self, eid: str, measured: Measurements, history: Callable[[MetricKey, int], list[float]]
     ) -> tuple[Outcome, str | None, dict[str, float | None]]:
-        """The rule's outcome, message and metric values."""
+        """The rule's outcome, message and metric values, judged as a DQDL evaluation judges them."""
         compiled = self.compiled[eid]
         values = self.values(measured)
-
-        def leaf(plan: LeafPlan) -> verdicts.Judgement:
-            if plan.error is not None:
-                return verdicts.Judgement(verdicts.ERROR, plan.error)
-            found = values[id(plan)]
-            if isinstance(found, str):
-                return verdicts.Judgement(verdicts.ERROR, f"The rule could not be measured: {found}")
-            return verdicts.judge(plan.verdict, found, history)
-
-        def node(item: ast.RuleNode) -> verdicts.Judgement:
-            if isinstance(item, ast.Rule):
-                return leaf(compiled.leaves[id(item)])
-            return verdicts.combine(item.op, [node(child) for child in item.children])
-
-        judgement = node(compiled.node)
-        metrics: dict[str, float | None] = {}
-        for plan in compiled.leaves.values():
-            found = values[id(plan)]
-            if isinstance(found, dict):
-                metrics.update({m.display: found[m.display] for m in plan.metrics})
-        return Outcome.from_glue(judgement.outcome), judgement.message, metrics
+        judgement = judge_rule(compiled, values, history)
+        return Outcome.from_glue(judgement.outcome), judgement.message, rule_metrics(compiled, values)
