@@ -361,9 +361,9 @@ def check_export_dqdl(
     document = _load(doc)
     text = export_dqdl(document)
     if out_file is not None:
-        from assay.platform.checks.convert_cli import _write
+        from assay.lake.writers import write_text
 
-        _write(out_file, text)
+        write_text(out_file, text)
     entries = [
         {"expectation": e.expectation, "rule": e.rule, "notes": list(e.notes)}
         for e in export_entries(document)
@@ -390,17 +390,16 @@ def check_import_odcs(
     ] = False,
 ) -> None:
     """A contract's quality section as a check document; every entry without an equivalent is named."""
-    from assay.platform.checks.convert_cli import _write, import_command
+    from assay.lake.writers import write_text
+    from assay.platform.checks.convert_cli import import_command
+    from assay.platform.checks.document import read_text
     from assay.platform.checks.odcs import import_odcs
 
     if not json_out:
         raise typer.Exit(import_command(contract, out_file))
-    try:
-        text = contract.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        raise typer.Exit(import_command(contract, out_file)) from None  # the same message as without --json
+    text = read_text(contract, "contract file")
     result = import_odcs(text, filename=str(contract))
     if out_file is not None:
-        _write(out_file, result.text)
+        write_text(out_file, result.text)
     payload = {"contract": str(contract), "out": None if out_file is None else str(out_file)}
     _write_json("-", {**payload, "document": result.text, "unsupported": list(result.unsupported)})

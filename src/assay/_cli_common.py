@@ -11,8 +11,6 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from assay.errors import ConfigError
-
 # The options every command that reads a workspace or the metric store takes, spelled once.
 # Help texts never hold square brackets: rich reads them as markup and drops them. A default that
 # is not a value (None means "derived" or "not done") is described with show_default, so that every
@@ -52,11 +50,6 @@ def write_json(target: str, payload: dict[str, Any]) -> None:
     if target == "-":
         sys.stdout.write(text)
         return
-    path = Path(target)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(path.name + ".partial")
-        partial.write_text(text)
-        partial.replace(path)
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot write: {error.strerror}") from None
+    from assay.lake.writers import write_text  # imported when a file is written, not at start-up
+
+    write_text(Path(target), text)

@@ -13,6 +13,25 @@ import pyarrow.parquet as pq
 from assay.errors import ConfigError
 
 
+def write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` (UTF-8) whole or not at all, through a ``.partial`` file renamed
+    into place: a half-written ruleset, document or JSON report must never be read. A failure is
+    a ConfigError naming the path.
+
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp()) / "sub" / "a.txt"
+    >>> write_text(out, "x"); out.read_text()
+    'x'
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(path.name + ".partial")
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(path)
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot write: {error.strerror}") from None
+
+
 def write_table(table: pa.Table, path: Path) -> None:
     """Write ``table`` as Parquet (``.parquet``) or CSV (``.csv``), atomically.
 

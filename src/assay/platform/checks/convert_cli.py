@@ -28,8 +28,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from assay.errors import ConfigError
-from assay.platform.checks.document import load_document, parse_document
+from assay.lake.writers import write_text
+from assay.platform.checks.document import load_document, parse_document, read_text
 from assay.platform.checks.export import export_dqdl, export_entries
 from assay.platform.checks.odcs import import_odcs
 
@@ -41,7 +41,7 @@ def export_command(doc: Path, out: Path | None) -> int:
     if out is None:
         sys.stdout.write(text)
         return 0
-    _write(out, text)
+    write_text(out, text)
     entries = export_entries(document)
     written = sum(entry.rule is not None for entry in entries)
     print(f"wrote {out}: {written} rule(s), {len(entries) - written} expectation(s) as comments only")
@@ -51,34 +51,13 @@ def export_command(doc: Path, out: Path | None) -> int:
 def import_command(contract: Path, out: Path | None) -> int:
     """Print (or write to ``out``) the ODCS contract ``contract`` as a check document; each entry
     that has no equivalent is named on stderr (and at the top of the document); exit 0."""
-    try:
-        text = contract.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{contract}: no such contract file") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{contract}: is a folder, not a contract file") from None
-    except UnicodeDecodeError as error:
-        raise ConfigError(f"{contract}: not UTF-8 text ({error.reason} at byte {error.start})") from None
-    except OSError as error:
-        raise ConfigError(f"{contract}: cannot read: {error.strerror}") from None
-    result = import_odcs(text, filename=str(contract))
+    result = import_odcs(read_text(contract, "contract file"), filename=str(contract))
     for item in result.unsupported:
         sys.stderr.write(f"{contract}: not imported: {item}\n")
     if out is None:
         sys.stdout.write(result.text)
         return 0
-    _write(out, result.text)
+    write_text(out, result.text)
     count = len(parse_document(result.text).expectations)
     print(f"wrote {out}: {count} expectation(s), {len(result.unsupported)} entries not imported")
     return 0
-
-
-def _write(path: Path, text: str) -> None:
-    """Write whole or not at all: a half-written ruleset or document would still parse."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(path.name + ".partial")
-        partial.write_text(text, encoding="utf-8")
-        partial.replace(path)
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot write: {error.strerror}") from None

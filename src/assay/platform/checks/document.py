@@ -435,20 +435,25 @@ class DocumentError(ConfigError):
         super().__init__("\n".join(str(p) for p in self.problems))
 
 
-def load_document(path: Path | str) -> Document:
-    """Read and check the document at ``path``; a :class:`DocumentError` lists every mistake."""
-    path = Path(path)
+def read_text(path: Path, noun: str) -> str:
+    """A user's YAML file as text (UTF-8); a file that is missing, a folder, not UTF-8 or
+    unreadable is a ConfigError that names it as ``noun`` ("check document", "contract file")."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(f"{path}: no such check document") from None
+        raise ConfigError(f"{path}: no such {noun}") from None
     except IsADirectoryError:
-        raise ConfigError(f"{path}: is a folder, not a check document") from None
+        raise ConfigError(f"{path}: is a folder, not a {noun}") from None
     except UnicodeDecodeError as error:
         raise ConfigError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
     except OSError as error:
         raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
-    return parse_document(text, filename=str(path))
+
+
+def load_document(path: Path | str) -> Document:
+    """Read and check the document at ``path``; a :class:`DocumentError` lists every mistake."""
+    path = Path(path)
+    return parse_document(read_text(path, "check document"), filename=str(path))
 
 
 def parse_document(text: str, *, filename: str = "<document>") -> Document:
