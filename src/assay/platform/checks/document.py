@@ -297,9 +297,8 @@ class Document(_Strict):
             try:
                 DatasetConfig.model_validate(value)
             except ValidationError as error:
-                first = error.errors()[0]
-                where = ".".join(map(str, first["loc"]))
-                raise ValueError(f"{where}: {first['msg']}" if where else first["msg"]) from None
+                where, message = _first_error(error)
+                raise ValueError(f"{where}: {message}" if where else message) from None
             except ConfigError as error:
                 raise ValueError(error.message) from None
         return value
@@ -313,8 +312,8 @@ class Document(_Strict):
             try:
                 GateConfig.model_validate(value)
             except ValidationError as error:
-                first = error.errors()[0]
-                raise ValueError(f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+                where, message = _first_error(error)
+                raise ValueError(f"{where}: {message}") from None
         return value
 
     def monitor_config(self) -> Any:
@@ -612,6 +611,12 @@ def _check_semantics(raw: dict[str, Any], report: Any) -> None:
             report(("expectations", i), "a rule needs a profile to be measured by; the document has none")
 
 
+def _first_error(error: ValidationError) -> tuple[str, str]:
+    """Where the first mistake pydantic found is (``a.b``, or ``""``) and what it is."""
+    first = error.errors()[0]
+    return ".".join(map(str, first["loc"])), str(first["msg"])
+
+
 def _metric_problem(entry: Any) -> str | None:
     """Why a profile's metric entry is malformed, or None."""
     if isinstance(entry, str):
@@ -636,9 +641,8 @@ def _metric_problem(entry: Any) -> str | None:
         try:
             CountWhere.model_validate(value)
         except ValidationError as error:
-            first = error.errors()[0]
-            field = ".".join(map(str, first["loc"]))
-            return f"count_where {field}: {first['msg']}" if field else f"count_where: {first['msg']}"
+            field, message = _first_error(error)
+            return f"count_where {field}: {message}" if field else f"count_where: {message}"
         if not _ID.match(str(value.get("name"))):
             return f"count_where name '{value.get('name')}' is not an id: use letters, digits, '_' and '-'"
         if str(value.get("name")) in METRIC_KINDS:
