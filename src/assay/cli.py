@@ -421,9 +421,12 @@ def gate(
     no_header: NoHeaderOption = False,
     encoding: EncodingOption = "utf-8",
     decimal_comma: DecimalCommaOption = False,
+    engine: EngineOption = "duckdb",
+    spark_master: SparkMasterOption = None,
 ) -> None:
     """Validate a contributor's batch against its own past, quarantine what fails, commit the rest."""
     from assay._render import print_gate, progress
+    from assay.engine.registry import engine_factory
     from assay.gate.config import resolve
     from assay.gate.gate import GateOptions
     from assay.platform.flows import gate as run_gate
@@ -431,6 +434,7 @@ def gate(
 
     if fail_on not in (None, "critical", "warning"):
         raise ConfigError("--fail-on must be 'critical' or 'warning'")
+    open_engine = engine_factory(engine, master=spark_master)
     space = Workspace(workspace)
     space.ensure()
     chosen = resolve(
@@ -453,7 +457,7 @@ def gate(
         MetricStore.open(store_url(store), workspace=space.root) as metric_store,
         progress(err, f"Gating {batch} for {contributor}"),
     ):
-        result = run_gate(options, store=metric_store)
+        result = run_gate(options, store=metric_store, engine_factory=open_engine)
     payload = result.summary.to_dict()
     if summary is not None:
         _write_json(str(summary), payload)
@@ -573,9 +577,12 @@ def profile_command(
     encoding: EncodingOption = "utf-8",
     decimal_comma: DecimalCommaOption = False,
     schema: TypesOption = None,
+    engine: EngineOption = "duckdb",
+    spark_master: SparkMasterOption = None,
 ) -> None:
     """Profile every column of a load in one scan, keep the profile, and judge it against earlier loads."""
     from assay._render import print_profile, progress
+    from assay.engine.registry import engine_factory
     from assay.platform.flows import profile
     from assay.store import MetricStore
 
@@ -583,6 +590,7 @@ def profile_command(
         raise ConfigError("--fail-on must be 'hard' or 'soft'")
     day = _day(load_date, "--load-date")
     read = _read_options(null_value, delimiter, quote, no_header, encoding, decimal_comma, schema)
+    open_engine = engine_factory(engine, master=spark_master)
     space = Workspace(workspace)
     space.ensure()
     with (
@@ -598,6 +606,7 @@ def profile_command(
             window=window,
             config=lambda: _dataset_config(space, dataset, config),  # read inside the run, recorded
             read=read,
+            engine_factory=open_engine,
         )
     if alerts is not None:
         text = json.dumps([a.to_dict() for a in result.alerts], indent=2, allow_nan=False) + "\n"

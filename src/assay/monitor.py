@@ -31,6 +31,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from assay.engine import DuckDBEngine, Engine
+from assay.engine.types import canonical
 from assay.errors import ConfigError
 from assay.gate.config import GateConfig
 from assay.judge import anomaly, drift
@@ -283,14 +284,16 @@ def profile(
     store: MetricStore | None = None,
     window: str | drift.Window | None = None,
     config: DatasetConfig | None = None,
-    engine: Engine | None = None,
+    engine: Engine | str | Any = None,
     run: Run | None = None,
     read: ReadOptions | None = None,
 ) -> ProfileResult:
     """Profile one load of ``dataset`` in one query, store it (replacing an earlier profile of the
     same date), and judge it against the window of earlier loads. Without a store, only measure.
     Inside a ``run`` (:func:`assay.platform.flows.profile`), the run's completed record is
-    written in the same transaction as the load, its profile, its judgement and its decisions."""
+    written in the same transaction as the load, its profile, its judgement and its decisions.
+    ``engine`` is an open engine, an engine's name (``"duckdb"``, ``"spark"``; default
+    ``ASSAY_ENGINE``, else DuckDB) or a ``SparkSession`` to run on."""
     config = config or DatasetConfig()
     chosen = window if isinstance(window, drift.Window) else drift.Window.parse(window or config.window)
     # The file's checksum is read from the start, while the engine opens, reads and scans the
@@ -298,9 +301,13 @@ def profile(
     hashing = ThreadPoolExecutor(1)
     source = Path(data) if isinstance(data, str | os.PathLike) and store is not None else None
     checksum = hashing.submit(digest, source) if source is not None and source.is_file() else None
-    own = engine is None
+    own = not isinstance(engine, Engine)
     try:
-        engine = engine or DuckDBEngine()
+        if not isinstance(engine, Engine):  # a name ("duckdb", "spark"), a SparkSession or None
+            from assay.engine.registry import engine_factory
+
+            opened = engine_factory(engine)
+            engine = opened() if opened is not None else DuckDBEngine()
         table = register(engine, "__load", data, read)
         # A column profiled as categorical before stays so, if today's load is not mostly new
         # values: a small load must not hide a new value because it has few rows per value.
@@ -348,7 +355,7 @@ def profile(
         return result
     finally:
         hashing.shutdown(cancel_futures=True)
-        if own and engine is not None:
+        if own and isinstance(engine, Engine):
             engine.close()
 
 
@@ -507,7 +514,8 @@ class _Judge:
     def schema(self, previous: Sequence[tuple[str, str]] | None) -> None:
         if previous is None:
             return
-        before = dict(previous)
+        # a profile stored before the canonical vocabulary holds DuckDB's names: read canonically
+        before = {name: canonical("duckdb", kept) for name, kept in previous}
         now = dict(self.result.profile.schema)
         removed = [c for c in before if c not in now]
         added = [c for c in now if c not in before]

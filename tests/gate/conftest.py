@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from assay.engine.registry import engine_factory
 from assay.gate.gate import GateOptions, GateResult
 from assay.platform.flows import gate as run_gate
 from assay.store import MetricStore
+from sparksession import engine, spark_session  # noqa: F401
 
 RULES = '''rule_id,contributor_type,category,severity,rule,description
 C01,all,completeness,critical,"IsComplete ""account_id""",Every record names its account
@@ -24,9 +27,10 @@ HEADER = "contributor_id,account_id,statement_date,account_status,credit_limit,p
 class Bench:
     """A workspace with helpers to write batches and gate them."""
 
-    def __init__(self, root: Path, store: MetricStore) -> None:
+    def __init__(self, root: Path, store: MetricStore, engine: Any = "duckdb") -> None:  # noqa: F811
         self.root = root
         self.store = store
+        self.engine = engine  # an engine fixture's value: "duckdb" or the session's SparkSession
         self.rules = root / "rules.csv"
         self.rules.write_text(RULES)
         self.workspace = root / "ws"
@@ -59,10 +63,11 @@ class Bench:
             workspace=self.workspace,
             **kw,  # type: ignore[arg-type]
         )
-        return run_gate(options, store=self.store)
+        return run_gate(options, store=self.store, engine_factory=engine_factory(self.engine))
 
 
 @pytest.fixture
-def bench(tmp_path: Path) -> Iterator[Bench]:
+def bench(tmp_path: Path, engine: Any) -> Iterator[Bench]:  # noqa: F811
+    """A workspace and its store, gated on each engine in turn (tests/sparksession.py)."""
     with MetricStore.open(workspace=tmp_path / "ws") as store:
-        yield Bench(tmp_path, store)
+        yield Bench(tmp_path, store, engine)

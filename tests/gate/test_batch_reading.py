@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
 
-from assay.engine import DuckDBEngine
+from assay.engine import DuckDBEngine, Engine
+from assay.engine.registry import engine_factory
 from assay.errors import ConfigError
 from assay.gate import batch as batches
 from assay.gate.schema import load_schema, schema_text
@@ -19,11 +22,15 @@ from gate.conftest import HEADER, RULES, Bench
 
 
 @pytest.fixture
-def engine() -> DuckDBEngine:
-    return DuckDBEngine()
+def reader(engine: Any) -> Iterator[Engine]:
+    """An open engine of each kind (the ``engine`` fixture: DuckDB, then the shared Spark)."""
+    opened = engine_factory(engine)
+    made = opened() if opened is not None else DuckDBEngine()
+    yield made
+    made.close()
 
 
-def test_offsets_are_converted_to_utc(engine: DuckDBEngine, tmp_path: Path) -> None:
+def test_offsets_are_converted_to_utc(reader: Engine, tmp_path: Path) -> None:
     path = tmp_path / "b.csv"
     path.write_text(
         "id,at,tz\n1,2024-01-01T10:00:00+02:00,2024-01-01T10:00:00+02:00\n"
@@ -36,17 +43,17 @@ def test_offsets_are_converted_to_utc(engine: DuckDBEngine, tmp_path: Path) -> N
     )
     schema = load_schema(schema_file)
     assert schema.field("tz").type == pa.timestamp("us", tz="UTC")
-    read = batches.read(engine, path, schema)
+    read = batches.read(reader, path, schema)
     assert not read.errors
     assert read.typed.column("at").to_pylist() == [datetime(2024, 1, 1, 8), datetime(2024, 1, 1, 9)]
     assert [t.hour for t in read.typed.column("tz").to_pylist()] == [8, 9]
     # inferred, too: the first batch of a table without a schema file
-    inferred = batches.read(engine, path, None)
+    inferred = batches.read(reader, path, None)
     assert inferred.typed.column("at").to_pylist() == [datetime(2024, 1, 1, 8), datetime(2024, 1, 1, 9)]
     assert "timestamptz" in schema_text(schema)
 
 
-def test_blank_is_null_per_text_column(engine: DuckDBEngine, tmp_path: Path) -> None:
+def test_blank_is_null_per_text_column(reader: Engine, tmp_path: Path) -> None:
     path = tmp_path / "b.csv"
     path.write_text("id,first,middle,n\n1,Ana,,\n2, ,  ,5\n")
     schema_file = tmp_path / "s.yaml"
@@ -55,7 +62,7 @@ def test_blank_is_null_per_text_column(engine: DuckDBEngine, tmp_path: Path) -> 
         "  - {name: middle, type: string, blank_is_null: false}\n  - {name: n, type: bigint}\n"
     )
     schema = load_schema(schema_file)
-    read = batches.read(engine, path, schema)
+    read = batches.read(reader, path, schema)
     assert not read.errors
     assert read.typed.column("first").to_pylist() == ["Ana", None]  # default: blank is missing
     assert read.typed.column("middle").to_pylist() == ["", "  "]  # kept as written
@@ -74,10 +81,10 @@ def test_blank_is_null_false_is_for_text_columns(tmp_path: Path) -> None:
         load_schema(schema_file)
 
 
-def test_reading_options_and_gzip(engine: DuckDBEngine, tmp_path: Path) -> None:
+def test_reading_options_and_gzip(reader: Engine, tmp_path: Path) -> None:
     path = tmp_path / "b.csv.gz"
     path.write_bytes(gzip.compress(b"id;amount;note\n1;2,5;NA\n2;NA;x\n"))
-    read = batches.read(engine, path, None, ReadOptions(nulls=("NA",), delimiter=";", decimal_comma=True))
+    read = batches.read(reader, path, None, ReadOptions(nulls=("NA",), delimiter=";", decimal_comma=True))
     assert not read.errors
     assert read.schema.field("amount").type == pa.decimal128(18, 1)
     assert [str(v) if v is not None else None for v in read.typed.column("amount").to_pylist()] == [
@@ -87,16 +94,16 @@ def test_reading_options_and_gzip(engine: DuckDBEngine, tmp_path: Path) -> None:
     assert read.typed.column("note").to_pylist() == [None, "x"]
 
 
-def test_inference_keeps_ambiguous_dates_and_yes_no_as_text(engine: DuckDBEngine, tmp_path: Path) -> None:
+def test_inference_keeps_ambiguous_dates_and_yes_no_as_text(reader: Engine, tmp_path: Path) -> None:
     path = tmp_path / "b.csv"
     path.write_text("day,answer,flag\n1/2/21,Yes,true\n3/4/21,No,false\n")
-    schema = batches.read(engine, path, None).schema
+    schema = batches.read(reader, path, None).schema
     assert [f.type for f in schema] == [pa.string(), pa.string(), pa.bool_()]
 
 
-def test_a_remote_batch_is_not_supported_yet(engine: DuckDBEngine) -> None:
+def test_a_remote_batch_is_not_supported_yet(reader: Engine) -> None:
     with pytest.raises(ConfigError, match=r"remote paths \(s3://\) are not supported yet"):
-        batches.read(engine, Path("s3://bucket/b.csv"), None)
+        batches.read(reader, Path("s3://bucket/b.csv"), None)
 
 
 def test_the_gate_reads_a_gzipped_semicolon_batch_with_null_strings(bench: Bench) -> None:

@@ -88,7 +88,7 @@ def test_a_text_column_of_dates_is_flagged_temporal(tmp_path: Path) -> None:
     path = tmp_path / "d.csv"
     path.write_text("day,venue\n1/2/21,A\n3/4/21,B\n1/2/21,A\n")
     load = profile(path, dataset="d", load_date=date(2024, 1, 1)).profile
-    assert load.column("day").type == "VARCHAR" and load.column("day").temporal_text
+    assert load.column("day").type == "string" and load.column("day").temporal_text
     assert not load.column("venue").temporal_text
 
 

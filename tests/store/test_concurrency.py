@@ -124,7 +124,7 @@ def test_processes_profiling_at_once_all_land(store_url: str) -> None:
             number = (load.logical_date - MAY_1.date()).days
             rows = 30 + (number + 1 if number >= 4 else 0)
             assert metrics[load.id][("Dataset", "*", "RowCount")] == rows
-            assert store.load_schema(load.id) == [("venue", "VARCHAR"), ("qty", "BIGINT")]
+            assert store.load_schema(load.id) == [("venue", "string"), ("qty", "long")]
         values = store.value_set("trades", "venue")
         assert sorted(values) == ["XETR", "XLON", "XNEW", "XPAR"]
         assert values["XLON"] == (MAY_1.date(), MAY_1.date() + timedelta(days=11))

@@ -132,6 +132,13 @@ class Engine(abc.ABC):
     def render(self, query: exp.Expr) -> str:
         return query.sql(dialect=self.dialect)
 
+    def canonical(self, type_name: str) -> str:
+        """The canonical (Iceberg) name of this engine's type ``type_name``, the one the store
+        keeps (:mod:`assay.engine.types`)."""
+        from assay.engine.types import canonical
+
+        return canonical(self.dialect, type_name)
+
     def query(self, query: exp.Query) -> pa.Table:
         """Run a query tree and return its rows as an Arrow table. Raises EngineError."""
         self.queries += 1

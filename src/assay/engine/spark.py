@@ -444,7 +444,8 @@ class SparkEngine(Engine):
         self, path: str, read: ReadOptions | None = None, compression: str = "none"
     ) -> tuple[pa.Table, list[Reject]]:
         # Spark keeps no line numbers: a rejected record is reported by its position among the
-        # records (1-based, after the header), its text from the corrupt-record column.
+        # records, counted as a line of the file (the header is line 1): the file's line number
+        # unless a quoted cell above it spans lines. Its text is Spark's corrupt-record column.
         from pyspark.sql.types import StringType, StructField, StructType
 
         frame = self._text_frame(path, read, compression)
@@ -474,16 +475,24 @@ class SparkEngine(Engine):
                 .schema(schema)
                 .csv(path)
             )
-            table = _to_arrow(checked)
+            names = [c for c in checked.columns if c != corrupt]
+            self._publish("__csv_checked", checked)
+            # blank cells as "", the given null strings as NULL: as register_csv_text reads them
+            cells = self._null_strings("__csv_checked", names, read)
+            cells = cells.select(exp.column(corrupt, quoted=True))
+            table = _to_arrow(self.session.sql(self.render(cells)))
+        except EngineError:
+            raise
         except Exception as error:
             raise _failure(error) from None
         flags = table.column(corrupt).to_pylist()
+        first = 2 if header else 1
         rejects = [
-            Reject(i + 1, str(text), "the record does not have the header's columns")
+            Reject(i + first, str(text), "the record does not have the header's columns")
             for i, text in enumerate(flags)
             if text is not None
         ]
-        keep = pa.array([text is None for text in flags])
+        keep = pa.array([text is None for text in flags], pa.bool_())
         rows = table.filter(keep).drop_columns([corrupt])
         if not header:
             rows = rows.rename_columns([f"column{i}" for i in range(rows.num_columns)])

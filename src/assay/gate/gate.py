@@ -72,6 +72,7 @@ MISSING_KEYS = "__gate_missing_keys"
 LOOKBACK_MONTHS = 12
 LAGGED = "primary"  # the lagged batch, a view in the engine under the name DQDL rules read
 STATES = "__gate_states"  # each row's state per row rule, kept in the engine
+LAGGED_ROWS = "__gate_lagged"  # the lagged batch kept as a table, for month rules reading prev_
 """How far back an account missing from the last committed month finds its own latest record:
 a record older than a year is no baseline for a trend rule (docs/gate.md)."""
 
@@ -482,28 +483,39 @@ class Gate:
             return groups
         ruleset = self._dataset_ruleset(rules)
         if rules and baseline is not None and baseline_date is not None and not self._stored(baseline_date):
-            rows = self.engine.query(exp.select(exp.Star()).from_(exp.to_identifier(baseline, quoted=True)))
-            measured = self._evaluate(ruleset, rows, baseline_date)
+            whole_baseline = exp.select(exp.Star()).from_(exp.to_identifier(baseline, quoted=True))
+            measured = self._evaluate(ruleset, whole_baseline, baseline_date)
             if measured.load_id is not None:
                 self.baseline_loads.add(measured.load_id)
-        # The rules read the typed batch (in Arrow already), unless one reads a prev_ column: the
-        # lagged rows are then fetched from the engine. A batch of one month (the usual case) is
-        # that month whole: no filtered copy of it.
+        # Each month's rules read a view of the batch inside the engine: the typed batch, or the
+        # lagged one when a rule reads a prev_ column. The lagged batch is the view "primary",
+        # the name each month's view takes too, so it is kept as a table of its own first. A
+        # batch of one month (the usual case) is that month whole: no filter.
+        source = BATCH
         if rules and any(rule.prev_columns for rule in rules):
-            typed = self.engine.query(exp.select(exp.Star()).from_(exp.to_table(enriched.name)))
-        whole = len(dates) == 1 and typed.column(order).null_count == 0
-        for day in dates:
-            rows = (
-                typed
-                if whole
-                else typed.filter(
-                    pc.equal(typed.column(order), pa.scalar(day, typed.schema.field(order).type))
-                )
+            source = LAGGED_ROWS
+            self.engine.register_query(
+                source, exp.select(exp.Star()).from_(exp.to_table(enriched.name)), materialize=True
             )
-            group = Group(day.isoformat(), rows.num_rows)
+        whole = len(dates) == 1 and typed.column(order).null_count == 0
+        month_rows = (
+            {dates[0]: typed.num_rows}
+            if whole
+            else {
+                item["values"]: int(item["counts"])
+                for item in pc.value_counts(typed.column(order)).to_pylist()
+            }
+        )
+        for day in dates:
+            group = Group(day.isoformat(), month_rows.get(day, 0))
             groups[day] = group
             if not rules:
                 continue
+            rows = exp.select(exp.Star()).from_(exp.to_table(source))
+            if not whole:
+                rows = rows.where(
+                    exp.column(order, quoted=True).eq(exp.cast(exp.Literal.string(day.isoformat()), "date"))
+                )
             result = self._evaluate(ruleset, rows, day)
             for rule, outcome in zip(rules, result.rules, strict=True):
                 if outcome.outcome == "Error":
@@ -536,8 +548,10 @@ class Gate:
         )
         return bool(points) and points[0].logical_date == day
 
-    def _evaluate(self, ruleset: ast.Ruleset, rows: pa.Table, day: date) -> Any:
-        evaluation = Evaluation(
+    def _evaluate(self, ruleset: ast.Ruleset, rows: exp.Query, day: date) -> Any:
+        """Evaluate the month rules on ``rows`` (a view of the batch in the run's engine)."""
+        queries = self.engine.queries
+        result = Evaluation(
             ruleset,
             rows,
             dataset=self.options.table,
@@ -546,11 +560,9 @@ class Gate:
             now=_instant(day),
             logical_date=day,
             run_id=self.run_id,
-        )
-        try:
-            result = evaluation.run()
-        finally:
-            evaluation.engine.close()
+            engine=self.engine,
+        ).run()
+        result.queries = self.engine.queries - queries
         if result.load_id is not None:
             self.loads[result.load_id] = day
         return result

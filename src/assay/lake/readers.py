@@ -183,8 +183,8 @@ def to_arrow(data: Any) -> pa.Table | pa.RecordBatchReader:
 
 
 def register(engine: Engine, name: str, data: Any, read: ReadOptions | None = None) -> Registered:
-    """Register ``data`` (a path or an in-memory frame) with ``engine`` as table ``name``; a file
-    is read as ``read`` says (by default, as the file says).
+    """Register ``data`` (a path, an in-memory frame, or a query over the engine's tables) with
+    ``engine`` as table ``name``; a file is read as ``read`` says (by default, as the file says).
 
     Unreadable input raises :class:`ConfigError` naming the file and the reason.
 
@@ -197,6 +197,9 @@ def register(engine: Engine, name: str, data: Any, read: ReadOptions | None = No
     [('id', 'BIGINT'), ('amount', 'DOUBLE'), ('answer', 'VARCHAR')]
     """
     read = read or ReadOptions()
+    if isinstance(data, exp.Query):  # a relation already inside the engine: a view over it
+        engine.register_query(name, data)
+        return Registered(name, tuple(engine.columns(name)))
     if isinstance(data, str | os.PathLike):
         path = check_local(data)
         if not path.exists():

@@ -433,7 +433,7 @@ def profile(
         result.columns.append(
             ColumnProfile(
                 column.name,
-                column.type,
+                engine.canonical(column.type),
                 column.kind,
                 rows,
                 rows - present,

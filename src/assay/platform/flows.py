@@ -27,6 +27,7 @@ from assay.vocabulary import Outcome
 from assay.workspace import Workspace
 
 if TYPE_CHECKING:
+    from assay.engine.base import Engine
     from assay.gate.gate import GateOptions, GateResult
     from assay.judge.result import EvaluationResult
     from assay.lang.dqdl.ast import Ruleset
@@ -104,8 +105,11 @@ def evaluate(
         return result
 
 
-def gate(options: GateOptions, *, store: MetricStore) -> GateResult:
-    """Run the ingestion gate on one batch as one run (see :mod:`assay.gate.gate`)."""
+def gate(
+    options: GateOptions, *, store: MetricStore, engine_factory: Callable[[], Engine] | None = None
+) -> GateResult:
+    """Run the ingestion gate on one batch as one run (see :mod:`assay.gate.gate`), on the
+    engine ``engine_factory`` opens (:func:`assay.engine.registry.engine_factory`; DuckDB)."""
     from assay.gate.gate import Gate
 
     with Run(
@@ -114,6 +118,7 @@ def gate(options: GateOptions, *, store: MetricStore) -> GateResult:
         workspace=Workspace(options.workspace),
         store=store,
         inputs=[Input(str(options.batch))],
+        engine_factory=engine_factory,
     ) as run:
         return Gate(options, run).run()
 
@@ -134,7 +139,14 @@ def profile(
     from assay import monitor
 
     inputs = [Input(str(data))] if isinstance(data, str | os.PathLike) else []
-    with Run("profile", dataset=dataset, workspace=Workspace(workspace), store=store, inputs=inputs) as run:
+    with Run(
+        "profile",
+        dataset=dataset,
+        workspace=Workspace(workspace),
+        store=store,
+        inputs=inputs,
+        engine_factory=options.pop("engine_factory", None),
+    ) as run:
         run.phase = "reading the dataset's configuration"
         if callable(options.get("config")):
             options["config"] = options["config"]()
