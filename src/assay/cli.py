@@ -194,7 +194,11 @@ def dqdl_validate(
 def dqdl_run(
     file: Annotated[Path, typer.Argument(help="A DQDL ruleset file.")],
     data: Annotated[
-        str, typer.Option("--data", help="The primary dataset: CSV, Parquet or JSON-lines file.")
+        str,
+        typer.Option(
+            "--data",
+            help="The primary dataset: a CSV, Parquet or JSON-lines file, or spark:db.table (on Spark).",
+        ),
     ],
     ref: Annotated[
         list[str] | None,
@@ -542,7 +546,11 @@ def _day(text: str, option: str) -> Any:
 @app.command("profile")
 def profile_command(
     input_file: Annotated[
-        str, typer.Argument(metavar="INPUT", help="The load: a CSV, Parquet or JSON-lines file.")
+        str,
+        typer.Argument(
+            metavar="INPUT",
+            help="The load: a CSV, Parquet or JSON-lines file, or spark:db.table (--engine spark).",
+        ),
     ],
     dataset: Annotated[str, typer.Option(help="The dataset the load belongs to.")],
     load_date: Annotated[

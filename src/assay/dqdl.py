@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from assay.engine.registry import engine_factory
+from assay.engine.registry import engine_factory, engine_for
 from assay.judge.result import AnalyzerOutcome, EvaluationResult, RuleOutcome
 from assay.lake.readers import ReadOptions
 from assay.lang.dqdl import DQDLSyntaxError, DQDLWarning, parse_text, rule_text, ruleset_text
@@ -68,7 +68,9 @@ def evaluate(
     """Evaluate ``ruleset`` (a parsed :class:`Ruleset` or DQDL text) on ``data``.
 
     ``data`` and each of ``references`` (alias → data) is a path to a CSV, Parquet or JSON-lines
-    file, a pyarrow Table, or a pandas or polars DataFrame. With ``dataset`` and ``store``, the
+    file, a pyarrow Table, a pandas or polars DataFrame, or on the spark engine a table of the
+    session (``"spark:db.table"``) or a Spark DataFrame (which runs on its own session when no
+    ``engine`` is given). With ``dataset`` and ``store``, the
     evaluation's metrics are recorded under that dataset (and ``partition``) before judging,
     and dynamic rules (``last(k)``) and DetectAnomalies read the earlier ones. ``now`` fixes the
     clock for date and freshness rules. ``composite_mode`` is ``column`` (Glue's default) or
@@ -99,6 +101,6 @@ def evaluate(
         filtered_rows=filtered_rows,
         row_level=row_level,
         workspace=workspace,
-        engine_factory=engine_factory(engine, threads=threads),
+        engine_factory=engine_factory(engine_for(engine, data), threads=threads),
         read=read,
     )

@@ -304,9 +304,9 @@ def profile(
     own = not isinstance(engine, Engine)
     try:
         if not isinstance(engine, Engine):  # a name ("duckdb", "spark"), a SparkSession or None
-            from assay.engine.registry import engine_factory
+            from assay.engine.registry import engine_factory, engine_for
 
-            opened = engine_factory(engine)
+            opened = engine_factory(engine_for(engine, data))
             engine = opened() if opened is not None else DuckDBEngine()
         table = register(engine, "__load", data, read)
         # A column profiled as categorical before stays so, if today's load is not mostly new

@@ -39,12 +39,23 @@ def run(
     return code, payload
 
 
+@pytest.fixture(autouse=True, params=["duckdb", "spark"])
+def run_engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test's runs go to one engine in turn (``ASSAY_ENGINE``, what ``--engine`` reads), on
+    the 29 days of history measured on DuckDB: the store is the engines' common ground, so a
+    Spark run judges against what DuckDB measured. On Spark the session is the test session's."""
+    if request.param == "spark":
+        request.getfixturevalue("spark_session")
+    monkeypatch.setenv("ASSAY_ENGINE", request.param)
+    return str(request.param)
+
+
 @pytest.fixture(scope="module")
 def history29(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("trades")
     trades.generate(root)
     for day in trades.days()[:-1]:
-        code, payload = run(root, day)
+        code, payload = run(root, day, "--engine", "duckdb")
         assert code == 0, payload
     return root
 
@@ -229,3 +240,21 @@ def test_plan_shows_one_statement_and_who_reads_what(world: Path, capsys: pytest
     assert profile["rules"] == ["email-complete"]
     errors = {m["metric"]: m["error"] for m in profile["metrics"] if m["error"]}
     assert list(errors) == ["null_rate(customer_ref)"]
+
+
+def test_an_empty_source_prints_its_nan_metric_as_null(tmp_path: Path) -> None:
+    """A header-only file: Completeness is 0/0 (NaN), a failure as in Glue; the JSON, which has
+    no NaN, says null, and the message says NaN (it was a crash before, found on Spark)."""
+    (tmp_path / "e.csv").write_text("id,email\n")
+    (tmp_path / "checks").mkdir()
+    (tmp_path / "checks" / "trades.yaml").write_text(
+        "apiVersion: assay/v1\nkind: DatasetChecks\ndataset: {name: empty, source: {path: ../e.csv}}\n"
+        "profiles: [{id: p, metrics: [row_count]}]\n"
+        "expectations:\n  - {id: complete, profile: p, rule: 'Completeness \"email\" >= 0.99'}\n"
+        "  - {id: rows, metric: p.row_count, expect: '> 0'}\n"
+    )
+    code, payload = run(tmp_path, date(2025, 1, 1))
+    assert code == 0 and payload["state"] == "completed"
+    complete, rows = outcomes(payload, "complete")[0], outcomes(payload, "rows")[0]
+    assert complete["outcome"] == "failed" and complete["observed"] is None and "NaN" in complete["message"]
+    assert rows["outcome"] == "failed" and rows["observed"] == 0

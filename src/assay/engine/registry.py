@@ -66,6 +66,17 @@ def make_engine(name: str | None = None, **options: Any) -> Engine:
     return ENGINES[engine_name(name)](**options)
 
 
+def engine_for(engine: Any, data: Any) -> Any:
+    """The engine a run on ``data`` uses when none is named: a Spark DataFrame's own session
+    (its rows are in it); otherwise ``engine`` as given."""
+    if engine is None:
+        from assay.lake.readers import is_spark_dataframe
+
+        if is_spark_dataframe(data):
+            return data.sparkSession
+    return engine
+
+
 def engine_factory(engine: Any = None, **options: Any) -> Callable[[], Engine] | None:
     """What a :class:`~assay.platform.run.Run` calls to open its engine: for a name (or None:
     ``ASSAY_ENGINE``, else DuckDB) or a ``SparkSession`` (used, never stopped). None when the

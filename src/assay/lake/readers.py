@@ -160,6 +160,16 @@ def check_local(data: str | os.PathLike[str]) -> Path:
     return Path(text)
 
 
+SPARK_TABLE = "spark:"  # an input named ``spark:db.table`` is a table of the Spark session
+
+
+def is_spark_dataframe(data: Any) -> bool:
+    """Whether ``data`` is a PySpark DataFrame (classic or Spark Connect), without importing
+    PySpark."""
+    kind = type(data)
+    return kind.__name__ == "DataFrame" and kind.__module__.startswith("pyspark.sql")
+
+
 def to_arrow(data: Any) -> pa.Table | pa.RecordBatchReader:
     """An in-memory frame as Arrow: a pyarrow Table or reader, a pandas or polars DataFrame,
     or anything that speaks the Arrow PyCapsule stream protocol."""
@@ -199,6 +209,18 @@ def register(engine: Engine, name: str, data: Any, read: ReadOptions | None = No
     read = read or ReadOptions()
     if isinstance(data, exp.Query):  # a relation already inside the engine: a view over it
         engine.register_query(name, data)
+        return Registered(name, tuple(engine.columns(name)))
+    if isinstance(data, str) and data.startswith(SPARK_TABLE):  # spark:db.table
+        register_table = getattr(engine, "register_table", None)
+        if register_table is None:
+            raise ConfigError(f"{data}: a Spark table is read by the spark engine: add --engine spark")
+        register_table(name, data[len(SPARK_TABLE) :])
+        return Registered(name, tuple(engine.columns(name)))
+    if is_spark_dataframe(data):
+        register_dataframe = getattr(engine, "register_dataframe", None)
+        if register_dataframe is None:
+            raise ConfigError("a Spark DataFrame is read by the spark engine: pass engine=<its SparkSession>")
+        register_dataframe(name, data)
         return Registered(name, tuple(engine.columns(name)))
     if isinstance(data, str | os.PathLike):
         path = check_local(data)

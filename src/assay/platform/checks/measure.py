@@ -467,6 +467,12 @@ class Plan:
                     out.values[(slot.spec.key, group)] = slot.finish(row[slot.alias], self.now)
                 except TypeError as error:
                     out.errors[slot.spec.key] = f"{slot.spec.key}: {error}"
+        if out.rows is None:
+            # No row for the grand total: Spark's GROUPING SETS give no row at all, not even the
+            # empty set's, on an empty input (DuckDB gives the total's row of zero counts). The
+            # input had no row: the total is that, and its other values are unknown.
+            out.rows = 0
+            out.values[(_ROWCOUNT, ())] = 0.0
         for groups in out.groups.values():  # largest first, as ranked in the query: the same order every run
             groups.sort(key=lambda g: ranks.get(g, 0))
         return out

@@ -25,6 +25,7 @@ from typing import Any
 
 from assay.engine import Engine, EngineError
 from assay.errors import ConfigError, PlatformError
+from assay.judge.result import json_number
 from assay.lake.readers import Registered
 from assay.lang.dqdl import ast
 from assay.measure import Measurements, ScanPlan
@@ -100,7 +101,7 @@ class CheckResult:
             "dry_run": self.dry_run,
             "state": self.state,
             "queries": dict(self.queries),
-            "outcomes": self.outcomes,
+            "outcomes": _finite(self.outcomes),
             "summary": self.summary,
             "attempts": [a.to_dict() for a in self.attempts],
             "profiles": self.profiles,
@@ -643,6 +644,18 @@ def _metric_key(key: str, group: Group) -> MetricKey:
     if not group:
         return MetricKey("Dataset", "*", key)
     return MetricKey("Group", group_key(dict(group)), key)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with NaN and infinities as None, in every list and mapping: JSON has neither
+    (an empty input's Completeness is 0/0; the outcome's message says so)."""
+    if isinstance(value, float):
+        return json_number(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _outcome(
