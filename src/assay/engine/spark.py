@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot import exp
 
 from assay.engine.base import Column, DataKind, Engine, EngineError, Reject
@@ -300,7 +301,11 @@ class SparkEngine(Engine):
         try:
             frame = self.session.createDataFrame(table)
         except TypeError:  # Spark 3.5 takes pandas, not Arrow
-            frame = self.session.createDataFrame(table.to_pandas())
+            # with the schema given, so that an integer column with nulls (NaN in pandas) stays
+            # an integer column, and an empty table keeps its columns
+            from pyspark.sql.pandas.types import from_arrow_schema
+
+            frame = self.session.createDataFrame(table.to_pandas(), schema=from_arrow_schema(table.schema))
         except Exception as error:
             raise _failure(error) from None
         self._publish(name, frame)
@@ -521,15 +526,19 @@ class SparkEngine(Engine):
             raise
         except Exception as error:
             raise _failure(error) from None
-        flags = table.column(corrupt).to_pylist()
+        # the rejected records found with Arrow (a million-row batch has a handful, if any)
+        flagged = table.column(corrupt)
+        keep = pc.is_null(flagged)
         first = 2 if header else 1
-        rejects = [
-            Reject(i + first, str(text), _reject_reason(str(text), len(names), delimiter, quote))
-            for i, text in enumerate(flags)
-            if text is not None
-        ]
-        keep = pa.array([text is None for text in flags], pa.bool_())
-        rows = table.filter(keep).drop_columns([corrupt])
+        rejects = []
+        if flagged.null_count < len(flagged):
+            positions = pc.indices_nonzero(pc.invert(keep)).to_pylist()
+            texts = flagged.take(pa.array(positions, pa.int64())).to_pylist()
+            rejects = [
+                Reject(i + first, str(text), _reject_reason(str(text), len(names), delimiter, quote))
+                for i, text in zip(positions, texts, strict=True)
+            ]
+        rows = table.filter(keep).drop_columns([corrupt]) if rejects else table.drop_columns([corrupt])
         if not header:
             rows = rows.rename_columns([f"column{i}" for i in range(rows.num_columns)])
         return rows, rejects
@@ -633,8 +642,12 @@ def _to_arrow(frame: DataFrame) -> pa.Table:
     through pandas)."""
     if hasattr(frame, "toArrow"):
         table = frame.toArrow()
-    else:  # pragma: no cover - Spark 3.5
-        table = pa.Table.from_pandas(frame.toPandas(), preserve_index=False)
+    else:  # Spark 3.5: through pandas, then back to the query's own types (pandas holds an
+        # integer column with nulls as floats; exact below 2**53)
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        schema = to_arrow_schema(frame.schema)
+        table = pa.Table.from_pandas(frame.toPandas(), schema=schema, preserve_index=False)
     fields = [pa.field(f.name, f.type, f.nullable) for f in table.schema]
     return table.cast(pa.schema(fields)) if any(f.metadata for f in table.schema) else table
 
