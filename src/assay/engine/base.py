@@ -74,9 +74,6 @@ class Engine(abc.ABC):
     """
 
     dialect: ClassVar[str]
-    # Whether the engine scans registered Arrow data in place (DuckDB), so that handing it an
-    # Arrow table to filter costs no copy
-    arrow_in_place: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self.queries = 0

@@ -170,7 +170,6 @@ class DuckDBEngine(Engine):
     """
 
     dialect = "duckdb"
-    arrow_in_place = True
 
     def __init__(self, *, threads: int | None = None, memory_limit: str | None = None) -> None:
         super().__init__()
