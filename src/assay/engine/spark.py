@@ -352,16 +352,19 @@ class SparkEngine(Engine):
             raise _failure(error) from None
         self._publish(name, frame)
 
-    def _text_frame(self, path: str, read: ReadOptions | None, compression: str) -> DataFrame:
-        """The CSV with every cell as text: a blank cell is the empty string, and only the
-        given null strings are NULL (one NUL character stands for "no null string": Spark reads
-        its ``nullValue`` as NULL, and its default, the empty string, would make blanks NULL)."""
+    @staticmethod
+    def _csv_options(path: str, read: ReadOptions | None, compression: str) -> dict[str, str]:
+        """Spark's reader options for a CSV read as ``read`` says: every cell as text, a blank
+        cell the empty string, and only the given null strings NULL (one NUL character stands
+        for "no null string": Spark reads its ``nullValue`` as NULL, and its default, the empty
+        string, would make blanks NULL). The delimiter, when not given, is sniffed from the
+        file's first bytes."""
         header = read.header if read is not None else True
         delimiter = read.delimiter if read is not None and read.delimiter else None
         if delimiter is None:
             delimiter = _sniff_delimiter(path, compression, read.encoding if read else "utf-8")
         quote = read.quote if read is not None and read.quote is not None else '"'
-        options = {
+        return {
             "header": str(header).lower(),
             "sep": delimiter,
             "quote": quote,
@@ -373,6 +376,14 @@ class SparkEngine(Engine):
             "multiLine": "true",  # quoted cells may hold line breaks
             "mode": "PERMISSIVE",
         }
+
+    def _text_frame(
+        self, path: str, read: ReadOptions | None, compression: str, options: dict[str, str] | None = None
+    ) -> DataFrame:
+        """The CSV with every cell as text, read with ``options`` (by default
+        :meth:`_csv_options`)."""
+        options = options or self._csv_options(path, read, compression)
+        header = options["header"] == "true"
         try:
             frame = self.session.read.options(**options).csv(path)
         except Exception as error:
@@ -489,30 +500,16 @@ class SparkEngine(Engine):
         # unless a quoted cell above it spans lines. Its text is Spark's corrupt-record column.
         from pyspark.sql.types import StringType, StructField, StructType
 
-        frame = self._text_frame(path, read, compression)
+        options = self._csv_options(path, read, compression)
+        header, delimiter, quote = options["header"] == "true", options["sep"], options["quote"]
+        frame = self._text_frame(path, read, compression, options)
         corrupt = "__corrupt"
         schema = StructType(
             [StructField(c, StringType()) for c in frame.columns] + [StructField(corrupt, StringType())]
         )
-        header = read.header if read is not None else True
-        delimiter = read.delimiter if read is not None and read.delimiter else None
-        if delimiter is None:
-            delimiter = _sniff_delimiter(path, compression, read.encoding if read else "utf-8")
-        quote = read.quote if read is not None and read.quote is not None else '"'
         try:
             checked = (
-                self.session.read.options(
-                    header=str(header).lower(),
-                    sep=delimiter,
-                    quote=quote,
-                    escape=quote,
-                    encoding=read.encoding if read is not None else "utf-8",
-                    nullValue="\u0000",
-                    emptyValue="",
-                    multiLine="true",
-                    mode="PERMISSIVE",
-                    columnNameOfCorruptRecord=corrupt,
-                )
+                self.session.read.options(**options, columnNameOfCorruptRecord=corrupt)
                 .schema(schema)
                 .csv(path)
             )
