@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from assay.engine import DuckDBEngine, Engine
+from assay.engine import Engine
 from assay.engine.types import canonical
 from assay.errors import ConfigError
 from assay.gate.config import GateConfig
@@ -304,10 +304,9 @@ def profile(
     own = not isinstance(engine, Engine)
     try:
         if not isinstance(engine, Engine):  # a name ("duckdb", "spark"), a SparkSession or None
-            from assay.engine.registry import engine_factory, engine_for
+            from assay.engine.registry import engine_for, open_engine
 
-            opened = engine_factory(engine_for(engine, data))
-            engine = opened() if opened is not None else DuckDBEngine()
+            engine = open_engine(engine_for(engine, data))
         table = register(engine, "__load", data, read)
         # A column profiled as categorical before stays so, if today's load is not mostly new
         # values: a small load must not hide a new value because it has few rows per value.

@@ -12,8 +12,8 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from assay.engine import DuckDBEngine, Engine
-from assay.engine.registry import engine_factory
+from assay.engine import Engine
+from assay.engine.registry import open_engine
 from assay.errors import ConfigError
 from assay.gate import batch as batches
 from assay.gate.schema import load_schema, schema_text
@@ -24,8 +24,7 @@ from gate.conftest import HEADER, RULES, Bench
 @pytest.fixture
 def reader(engine: Any) -> Iterator[Engine]:
     """An open engine of each kind (the ``engine`` fixture: DuckDB, then the shared Spark)."""
-    opened = engine_factory(engine)
-    made = opened() if opened is not None else DuckDBEngine()
+    made = open_engine(engine)
     yield made
     made.close()
 

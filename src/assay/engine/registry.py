@@ -77,6 +77,17 @@ def engine_for(engine: Any, data: Any) -> Any:
     return engine
 
 
+def open_engine(engine: Any = None, **options: Any) -> Engine:
+    """An open engine for a name, a ``SparkSession`` or None (``ASSAY_ENGINE``, else DuckDB),
+    as :func:`engine_factory` chooses it.
+
+    >>> open_engine().dialect
+    'duckdb'
+    """
+    factory = engine_factory(engine, **options)
+    return factory() if factory is not None else _duckdb()
+
+
 def engine_factory(engine: Any = None, **options: Any) -> Callable[[], Engine] | None:
     """What a :class:`~assay.platform.run.Run` calls to open its engine: for a name (or None:
     ``ASSAY_ENGINE``, else DuckDB) or a ``SparkSession`` (used, never stopped). None when the

@@ -146,7 +146,7 @@ def default_engine(document: Document, engine: Any = None, **options: Any) -> En
 
         found: Engine = PostgresEngine(source.postgres.url)
         return found
-    from assay.engine.registry import engine_factory, engine_name, make_engine
+    from assay.engine.registry import engine_name, make_engine, open_engine
 
     if engine is None or isinstance(engine, str):
         name = engine_name(engine)
@@ -155,9 +155,7 @@ def default_engine(document: Document, engine: Any = None, **options: Any) -> En
         return make_engine(
             name, **({k: v for k, v in options.items() if v is not None} if name == "spark" else {})
         )
-    factory = engine_factory(engine)
-    assert factory is not None
-    return factory()
+    return open_engine(engine)
 
 
 class CheckRun:
