@@ -37,6 +37,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from contextlib import nullcontext
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,7 @@ def _vmhwm_mb(pid: int) -> float:
 def _jvm_pids() -> list[int]:
     """The Java processes this process started (PySpark's gateway JVM), from /proc."""
     me = os.getpid()
+    parents = {me, *_children(me)}  # PySpark starts the JVM directly or through spark-submit
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -93,7 +95,7 @@ def _jvm_pids() -> list[int]:
             name = (entry / "comm").read_text().strip()
         except (OSError, IndexError, ValueError):
             continue
-        if name == "java" and parent in (me, *_children(me)):
+        if name == "java" and parent in parents:
             found.append(int(entry.name))
     return found
 
@@ -191,7 +193,7 @@ def measure_gate(engine: str, workspace: Path, batch: Path, master: str) -> dict
         schema=gate.SCHEMA,
     )
     sampler = JobSampler(chosen) if engine == "spark" else None
-    with Span() as span, sampler or _Nothing(), MetricStore.open(workspace=workspace) as store:
+    with Span() as span, sampler or nullcontext(), MetricStore.open(workspace=workspace) as store:
         result = run_gate(options, store=store, engine_factory=engine_factory(chosen))
     s = result.summary
     if s.total == 0:
@@ -213,7 +215,7 @@ def measure_profile(engine: str, data: Path, master: str) -> dict[str, Any]:
     with MetricStore.open("sqlite://") as store:
         # the first load, untimed: the timed one is judged against it as every later load is
         profile(data, dataset="bench", load_date=date(2026, 1, 1), store=store, engine=chosen)
-        with Span() as span, sampler or _Nothing():
+        with Span() as span, sampler or nullcontext():
             result = profile(data, dataset="bench", load_date=date(2026, 1, 2), store=store, engine=chosen)
     return {
         **span.measurements(),
@@ -226,14 +228,6 @@ def measure_profile(engine: str, data: Path, master: str) -> dict[str, Any]:
             "alerts": sorted(a.message for a in result.alerts),
         },
     }
-
-
-class _Nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def _shares(span: Span, sampler: JobSampler | None) -> dict[str, float]:

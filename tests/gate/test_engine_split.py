@@ -33,8 +33,7 @@ BUREAU = bu.Bureau(
         bu.Contributor("NEWPAY", "instalment", 60, since=3),
     ]
 )
-TYPES = {"BANK_A": "bank", "BANK_C": "bank", "EASYPAY": "instalment", "PAYLATER": "instalment"}
-TYPES["NEWPAY"] = "instalment"
+TYPES = {c.id: c.type for c in BUREAU.contributors.values()}
 VOLATILE = {"run_id", "source", "quarantine_file", "held_file", "snapshot_id", "started_at", "finished_at"}
 
 
