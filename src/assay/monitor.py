@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import calendar
 import itertools
-import math
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -35,6 +34,7 @@ from assay.engine.types import canonical
 from assay.errors import ConfigError
 from assay.gate.config import GateConfig
 from assay.judge import anomaly, drift
+from assay.judge.result import json_number
 from assay.lake.checksum import digest
 from assay.lake.readers import ReadOptions, register
 from assay.measure.profile import ColumnProfile, LoadProfile, exact_columns
@@ -201,20 +201,16 @@ class Alert:
             "column": self.column,
             "kind": self.kind,
             "severity": self.severity,
-            "observed": _finite(self.observed),
+            "observed": json_number(self.observed),
             "expected": None
             if self.expected is None
-            else {"low": _finite(self.expected[0]), "high": _finite(self.expected[1])},
+            else {"low": json_number(self.expected[0]), "high": json_number(self.expected[1])},
             "window": self.window.to_dict(),
             "message": self.message,
         }
         if self.kind == "new_value":
             out["values"] = self.values or []
         return out
-
-
-def _finite(value: float | None) -> float | None:
-    return None if value is None or not math.isfinite(value) else value
 
 
 @dataclass
@@ -797,9 +793,9 @@ class Point:
         return {
             "load_date": self.load_date.isoformat() if self.load_date else None,
             "load_time": self.load_time.isoformat() if self.load_time else None,
-            "value": _finite(self.value),
-            "low": _finite(self.low),
-            "high": _finite(self.high),
+            "value": json_number(self.value),
+            "low": json_number(self.low),
+            "high": json_number(self.high),
             "severity": self.severity,
             "message": self.message,
         }

@@ -9,9 +9,10 @@ never-seen value). Extra fields are additions.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
+
+from assay.judge.result import json_number
 
 
 @dataclass
@@ -41,7 +42,7 @@ class GroupRule:
     message: str | None
 
     def to_dict(self) -> dict[str, Any]:
-        observed = self.observed if self.observed is None or math.isfinite(self.observed) else None
+        observed = json_number(self.observed)
         return {
             "rule_id": self.rule_id,
             "outcome": self.outcome,
