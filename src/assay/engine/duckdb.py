@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -185,6 +186,7 @@ class DuckDBEngine(Engine):
         self.con.execute("SET enable_progress_bar = false")  # a long CSV read must not draw on the terminal
         self._lock = threading.Lock()
         self._keep: list[object] = []
+        self._materialized: dict[str, pa.Table] = {}  # register_query(materialize=True), by name
         self._rejects = 0
 
     def attach(self, path: Path | str, alias: str) -> None:
@@ -294,12 +296,28 @@ class DuckDBEngine(Engine):
     def register_query(self, name: str, query: exp.Query, *, materialize: bool = False) -> None:
         try:
             if materialize:
+                # Its rows as Arrow, registered: DuckDB builds an Arrow table of a million rows
+                # of text in a third of the time it takes to build its own (compressed) table,
+                # and reads either as fast. Like a batch's text, it is held in memory.
                 with self._lock:
-                    self.con.sql(self.render(query)).to_table(name)
+                    rows = self.con.sql(self.render(query)).to_arrow_table()
+                self._materialized[name.lower()] = rows
+                self.con.register(name, rows)
             else:
                 self.con.sql(self.render(query)).create_view(name, replace=True)
         except duckdb.Error as error:
             raise EngineError(_one_line(error)) from None
+
+    def write_parquet(self, query: exp.Query, folder: Path) -> list[Path]:
+        # DuckDB writes the file itself, in parallel; the path is a value, never SQL text
+        folder.mkdir(parents=True, exist_ok=False)
+        target = folder / f"{uuid.uuid4()}.parquet"
+        with self._lock:
+            try:
+                self.con.sql(self.render(query)).write_parquet(str(target))
+            except duckdb.Error as error:
+                raise _failure(error, running=True) from None
+        return [target]
 
     def inspect(self, query: exp.Query) -> pa.Table:
         return self._run(self.render(query))

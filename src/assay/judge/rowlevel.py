@@ -14,6 +14,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from assay.engine import Engine
+from assay.engine.base import positions
 from assay.lake.readers import Registered
 from assay.rules.compiler import CompiledRule
 from assay.rules.rows import FAIL, PASS, SKIP, RowLayout, tree_state
@@ -54,7 +55,7 @@ def row_outcomes(
 ) -> pa.Table:
     """The primary rows, in input order, with the four row-level columns."""
     rows = engine.query(exp.select(exp.Star()).from_(exp.to_identifier(primary.name, quoted=True)))
-    rows = rows.append_column(ROW_ID, pa.array(range(rows.num_rows), pa.int64()))
+    rows = rows.append_column(ROW_ID, positions(rows.num_rows))
     engine.register_arrow("__assay_rows", rows)
     layout = RowLayout(SKIP if skip_filtered else PASS)
     trees = [layout.add(rule.node, rule.leaves) for rule in compiled]
