@@ -620,3 +620,52 @@ def test_a_workspace_path_with_a_space_or_percent_keeps_its_files_inside(tmp_pat
 def test_a_workspace_path_iceberg_cannot_carry_is_refused(tmp_path: Path, name: str) -> None:
     with pytest.raises(ConfigError, match="cannot contain '#' or '\\?'"):
         Warehouse.open(tmp_path / name)
+
+
+# --- Parquet files an engine wrote (issue 10) --------------------------------------------------
+
+
+def _engine_files(warehouse: Warehouse, rows: pa.Table, label: str = "run") -> list[Path]:
+    """``rows`` written by DuckDB as Parquet into the table's data location, as the gate does."""
+    from sqlglot import exp
+
+    from assay.engine.duckdb import DuckDBEngine
+
+    folder = warehouse.data_folder(TABLE, label)
+    assert folder is not None
+    engine = DuckDBEngine()
+    try:
+        engine.register_arrow("rows", rows)
+        return engine.write_parquet(exp.select(exp.Star()).from_("rows"), folder / "00000")
+    finally:
+        engine.close()
+
+
+def test_files_an_engine_wrote_are_committed_and_read_back_by_name(warehouse: Warehouse) -> None:
+    jan = accounts("B1", JAN, 2)
+    files = _engine_files(warehouse, jan)
+    info = warehouse.commit(TABLE, files=files, properties={"assay.run-id": "r1"})
+    assert info.rows_added == 2
+    back = warehouse.read(TABLE, {"contributor_id": "B1"})
+    assert back.sort_by("account_id").equals(jan.sort_by("account_id"))
+    # the engine's files carry no Iceberg field ids: the table maps their columns by name
+    table = warehouse._load(TABLE)
+    assert table.metadata.name_mapping() is not None
+    assert warehouse.parquet_files(TABLE, {"contributor_id": "B1", "statement_date": JAN}) == files
+    # a later commit of PyIceberg's own files reads alongside them
+    warehouse.commit(TABLE, accounts("B1", FEB, 1, first_id=5))
+    assert warehouse.read(TABLE, {"contributor_id": "B1"}).num_rows == 3
+
+
+def test_a_file_of_two_partitions_is_refused_and_removed(warehouse: Warehouse) -> None:
+    files = _engine_files(warehouse, pa.concat_tables([accounts("B1", JAN, 1), accounts("B1", FEB, 1, 1)]))
+    with pytest.raises(PlatformError, match="do not fit the table"):
+        warehouse.commit(TABLE, files=files)
+    assert not any(f.exists() for f in files)
+    assert warehouse.read(TABLE, {"contributor_id": "B1"}).num_rows == 0
+
+
+def test_rows_or_files_not_both(warehouse: Warehouse) -> None:
+    jan = accounts("B1", JAN, 1)
+    with pytest.raises(ValueError, match="rows or files"):
+        warehouse.commit(TABLE, jan, files=_engine_files(warehouse, jan))

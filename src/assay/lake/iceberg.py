@@ -62,6 +62,7 @@ from pyiceberg.io.pyarrow import (
     _determine_partitions,
     bin_pack_arrow_table,
     expression_to_pyarrow,
+    parquet_file_to_data_file,
     pyarrow_to_schema,
     write_file,
 )
@@ -375,11 +376,22 @@ class Warehouse:
             paths.append(path)
         return paths
 
+    def data_folder(self, name: str, label: str) -> Path | None:
+        """A new folder in table ``name``'s data location for an engine to write Parquet files
+        into (:meth:`commit` with ``files``), named after ``label`` (a run id); None when the
+        table's data is not on the local disk."""
+        table = self._load(name)
+        scheme, _, location = PyArrowFileIO.parse_location(table.location())
+        if scheme != "file" or not isinstance(table.io, PyArrowFileIO):
+            return None
+        return Path(location) / "data" / f"assay-{label}-{uuid.uuid4().hex[:8]}"
+
     def commit(
         self,
         name: str,
-        rows: pa.Table,
+        rows: pa.Table | None = None,
         *,
+        files: Sequence[Path] = (),
         replace: Mapping[str, Any] | None = None,
         properties: Mapping[str, str] | None = None,
         retries: int = 8,
@@ -392,6 +404,12 @@ class Warehouse:
         gate: the same file from the same contributor), nothing is committed and
         :class:`PreconditionFailed` says which snapshot it was. Checked inside the optimistic
         retry, two runs committing the same file at once commit it once.
+
+        ``files`` instead of ``rows``: Parquet files already written (by an engine, into
+        :meth:`data_folder`), each holding the rows of one partition in the table's storage
+        types; they are adopted as they are (their columns found by name through the table's
+        name mapping, which the commit sets when the table has none) and deleted when nothing
+        commits them.
 
         ``replace`` is equality on columns, a list meaning any of its values; with empty ``rows``
         the commit only deletes. ``rows`` must have the table's columns, in any order; a type may
@@ -416,7 +434,12 @@ class Warehouse:
         stored = fields.stored_schema(table)
         summary = _summary_properties(properties or {})
         predicate = _filter(table, name, replace) if replace is not None else None
-        files = _write(table, name, fields.to_storage(fields.conform(rows, stored, name), stored, name))
+        if rows is not None and files:
+            raise ValueError("commit takes rows or files, not both")
+        if rows is not None:
+            written = _write(table, name, fields.to_storage(fields.conform(rows, stored, name), stored, name))
+        else:
+            written = _adopt(table, name, files)
         staged: CommitInfo | None = None  # the attempt whose outcome is unknown, if any
         failure: Exception | None = None
         for attempt in range(retries + 1):
@@ -428,9 +451,9 @@ class Warehouse:
             if unless:
                 found = _find(table, unless)
                 if found is not None:
-                    _delete(table, files)
+                    _delete(table, written)
                     raise PreconditionFailed(found)
-            transaction, staged, rewritten = _stage(table, name, files, predicate, replace, summary)
+            transaction, staged, rewritten = _stage(table, name, written, predicate, replace, summary)
             try:
                 with _platform(f"table '{name}'"):
                     transaction.commit_transaction()
@@ -444,7 +467,7 @@ class Warehouse:
             logger.info("table '%s': commit attempt %d did not land: %s", name, attempt + 1, failure)
         if staged is not None and self._load(name).snapshot_by_id(staged.snapshot_id) is not None:
             return staged
-        _delete(table, files)  # no snapshot refers to them, and none ever will
+        _delete(table, written)  # no snapshot refers to them, and none ever will
         raise PlatformError(
             f"table '{name}': {retries + 1} attempts to commit failed, the last with: {failure}; "
             "nothing was committed"
@@ -557,6 +580,11 @@ def _stage(
     Also returns the files written for rows kept from partly replaced files.
     """
     transaction = table.transaction()
+    if files and table.metadata.name_mapping() is None:
+        # files written by an engine carry no Iceberg field ids: readers find their columns by
+        # name, through the table's default name mapping (as PyIceberg's add_files sets it)
+        mapping = table.schema().name_mapping.model_dump_json()
+        transaction.set_properties({TableProperties.DEFAULT_NAME_MAPPING: mapping})
     update = transaction.update_snapshot(snapshot_properties=properties)
     added = sum(f.record_count for f in files)
     if predicate is None or replace is None or predicate == AlwaysFalse():
@@ -610,6 +638,24 @@ def _write(table: Table, name: str, rows: pa.Table) -> list[DataFile]:
         if key is None:
             return list(_dataframe_to_data_files(table_metadata=table.metadata, df=rows, io=table.io))
         return list(_write_partition(table, rows, key))
+
+
+def _adopt(table: Table, name: str, paths: Sequence[Path]) -> list[DataFile]:
+    """Data files of ``table`` for Parquet files an engine wrote, each of one partition; no
+    snapshot refers to them yet. Their statistics and partition come from their footers."""
+    adopted: list[DataFile] = []
+    try:
+        with _platform(f"table '{name}'"):
+            for path in paths:
+                adopted.append(parquet_file_to_data_file(table.io, table.metadata, str(path)))
+    except (ValueError, TypeError) as error:
+        for path in paths:
+            with suppress(OSError):
+                path.unlink()
+        raise PlatformError(
+            f"table '{name}': the engine wrote Parquet files that do not fit the table: {error}"
+        ) from None
+    return adopted
 
 
 def _single_partition(table: Table, rows: pa.Table) -> PartitionKey | None:
