@@ -44,11 +44,17 @@ def test_offsets_are_converted_to_utc(reader: Engine, tmp_path: Path) -> None:
     assert schema.field("tz").type == pa.timestamp("us", tz="UTC")
     read = batches.read(reader, path, schema)
     assert not read.errors
-    assert read.typed.column("at").to_pylist() == [datetime(2024, 1, 1, 8), datetime(2024, 1, 1, 9)]
-    assert [t.hour for t in read.typed.column("tz").to_pylist()] == [8, 9]
+    assert batches.fetch(reader, read.typed).column("at").to_pylist() == [
+        datetime(2024, 1, 1, 8),
+        datetime(2024, 1, 1, 9),
+    ]
+    assert [t.hour for t in batches.fetch(reader, read.typed).column("tz").to_pylist()] == [8, 9]
     # inferred, too: the first batch of a table without a schema file
     inferred = batches.read(reader, path, None)
-    assert inferred.typed.column("at").to_pylist() == [datetime(2024, 1, 1, 8), datetime(2024, 1, 1, 9)]
+    assert batches.fetch(reader, inferred.typed).column("at").to_pylist() == [
+        datetime(2024, 1, 1, 8),
+        datetime(2024, 1, 1, 9),
+    ]
     assert "timestamptz" in schema_text(schema)
 
 
@@ -63,9 +69,12 @@ def test_blank_is_null_per_text_column(reader: Engine, tmp_path: Path) -> None:
     schema = load_schema(schema_file)
     read = batches.read(reader, path, schema)
     assert not read.errors
-    assert read.typed.column("first").to_pylist() == ["Ana", None]  # default: blank is missing
-    assert read.typed.column("middle").to_pylist() == ["", "  "]  # kept as written
-    assert read.typed.column("n").to_pylist() == [None, 5]
+    assert batches.fetch(reader, read.typed).column("first").to_pylist() == [
+        "Ana",
+        None,
+    ]  # default: blank is missing
+    assert batches.fetch(reader, read.typed).column("middle").to_pylist() == ["", "  "]  # kept as written
+    assert batches.fetch(reader, read.typed).column("n").to_pylist() == [None, 5]
     assert "blank_is_null: false" in schema_text(schema)
     assert load_schema(schema_file).equals(schema)
 
@@ -86,11 +95,14 @@ def test_reading_options_and_gzip(reader: Engine, tmp_path: Path) -> None:
     read = batches.read(reader, path, None, ReadOptions(nulls=("NA",), delimiter=";", decimal_comma=True))
     assert not read.errors
     assert read.schema.field("amount").type == pa.decimal128(18, 1)
-    assert [str(v) if v is not None else None for v in read.typed.column("amount").to_pylist()] == [
+    assert [
+        str(v) if v is not None else None
+        for v in batches.fetch(reader, read.typed).column("amount").to_pylist()
+    ] == [
         "2.5",
         None,
     ]
-    assert read.typed.column("note").to_pylist() == [None, "x"]
+    assert batches.fetch(reader, read.typed).column("note").to_pylist() == [None, "x"]
 
 
 def test_inference_keeps_ambiguous_dates_and_yes_no_as_text(reader: Engine, tmp_path: Path) -> None:
@@ -132,3 +144,35 @@ def test_gate_command_takes_the_reading_options(tmp_path: Path) -> None:
     assert done.exit_code == 0, done.output
     summary = json.loads(done.output)
     assert (summary["total"], summary["passed"], summary["parse_errors"]) == (1, 1, 0)
+
+
+def test_numbers_are_read_exactly_and_blank_cells_are_missing(reader: Engine, tmp_path: Path) -> None:
+    """An integer or decimal cell converts only when written exactly (the engines' casts would
+    round '7.25' into 7 and '1.005' into 1.01); whitespace around the digits is not a fault,
+    and a cell of whitespace only is a missing value, whatever the column's type."""
+    path = tmp_path / "b.csv"
+    path.write_text(
+        "id,n,amount,day\n"
+        "a, 7 ,1.50,2024-01-31\n"
+        "b,\t8,  ,\n"
+        "c,7.25,1.00,2024-01-31\n"  # line 4: not an integer
+        "d,9,1.005,2024-01-31\n"  # line 5: more decimals than the column keeps
+        "e,  ,\t,2024-02-30\n"  # line 6: no such date
+    )
+    schema_file = tmp_path / "s.yaml"
+    schema_file.write_text(
+        "columns:\n  - {name: id, type: string}\n  - {name: n, type: bigint}\n"
+        "  - {name: amount, type: 'decimal(18,2)'}\n  - {name: day, type: date}\n"
+    )
+    read = batches.read(reader, path, load_schema(schema_file))
+    assert [(e.line, e.message) for e in read.errors] == [
+        (4, "line 4: n: '7.25' is not a valid bigint"),
+        (5, "line 5: amount: '1.005' is not a valid decimal(18,2)"),
+        (6, "line 6: day: '2024-02-30' is not a valid date"),
+    ]
+    typed = batches.fetch(reader, read.typed)
+    assert typed.column("id").to_pylist() == ["a", "b"]
+    assert typed.column("n").to_pylist() == [7, 8]
+    assert [str(v) if v is not None else None for v in typed.column("amount").to_pylist()] == ["1.50", None]
+    assert typed.column("day").to_pylist()[1] is None
+    assert read.total == 5 and read.records == 5

@@ -11,6 +11,7 @@ means "absent"; a text column whose schema entry says ``blank_is_null: false`` k
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import pyarrow.parquet as pq
 from sqlglot import exp
 
 from assay.engine import Engine, EngineError
+from assay.engine.base import StagedText, positions
 from assay.errors import ConfigError
 from assay.gate.schema import BLANK_IS_NULL, sql_type, type_name
 from assay.lake.checksum import digest
@@ -50,22 +52,34 @@ class ParseError:
 
 @dataclass
 class Batch:
+    """A batch read into the engine. ``text`` and ``typed`` name the engine's tables of it;
+    nothing of its rows is in Python but its parse errors."""
+
     path: Path
     sha256: str
     schema: pa.Schema
-    text: pa.Table  # every record that split into columns, as text, with ROW
-    typed: pa.Table  # the records that converted cleanly, typed, with ROW
+    header: list[str]  # the file's columns, in order
+    text: str  # every record that split into columns, as text (blank cells NULL), with ROW
+    typed: str  # the records that converted cleanly, typed, with ROW
+    records: int  # the rows of ``text``
+    staged: StagedText  # the records' lines
+    cells: dict[str, exp.Expr]  # each column of ``text`` as an expression over the staged records
     errors: list[ParseError] = field(default_factory=list)
 
     @property
     def total(self) -> int:
         """Every data record of the file: read ones and ragged lines alike."""
-        return int(self.text.num_rows) + sum(1 for e in self.errors if e.row is None)
+        return self.records + sum(1 for e in self.errors if e.row is None)
+
+
+TEXT_RAW, TEXT, CONVERTED, TYPED = "__batch_raw", "__batch_text", "__batch_converted", "__batch_typed"
 
 
 def read(engine: Engine, path: Path, schema: pa.Schema | None, options: ReadOptions | None = None) -> Batch:
     """Read a CSV or Parquet batch against ``schema`` (None: infer it from this batch), the CSV
-    as ``options`` say (null strings, delimiter, quote, header, encoding, gzip, decimal comma)."""
+    as ``options`` say (null strings, delimiter, quote, header, encoding, gzip, decimal comma),
+    into ``engine``: the records stay there (tables :data:`TEXT` and :data:`TYPED`), and what
+    comes back is their count, the schema and the records that did not read."""
     options = options or ReadOptions()
     path = check_local(path)
     if not path.exists():
@@ -76,27 +90,71 @@ def read(engine: Engine, path: Path, schema: pa.Schema | None, options: ReadOpti
         fmt = file_format(path)
     except ConfigError:
         fmt = ""
-    if fmt == "parquet":
-        text, rejects = _parquet_text(path), []
-    elif fmt == "csv":
-        if path.stat().st_size == 0:
-            raise ConfigError(f"{path}: the file is empty; a batch needs at least its header line")
-        try:
-            text, rejects_found = engine.read_csv_text(str(path), options, compression(path))
-        except EngineError as error:
-            raise ConfigError(f"{path}: cannot read the CSV: {error.message}") from None
-        rejects = [ParseError(None, r.line, f"line {r.line}: {r.reason}", r.text) for r in rejects_found]
-        text = _blanks_as_null(text, schema)
-    else:
+    if fmt not in ("parquet", "csv"):
         raise ConfigError(f"{path}: a batch is a .csv (or .csv.gz) or .parquet file")
-    _check_header(path, text.column_names, schema)
-    if options.decimal_comma:
-        text = _decimal_points(text, schema)
-    if schema is None:
-        schema = infer(engine, text)
-    text = text.append_column(ROW, pa.array(range(text.num_rows), pa.int64()))
-    typed, errors = _convert(engine, text, schema, _lines(text.num_rows, rejects))
-    return Batch(path, digest(path), schema, text, typed, rejects + errors)
+    if fmt == "csv" and path.stat().st_size == 0:
+        raise ConfigError(f"{path}: the file is empty; a batch needs at least its header line")
+    with ThreadPoolExecutor(1) as hashing:  # the checksum is read beside the engine's read
+        checksum = hashing.submit(digest, path)
+        if fmt == "parquet":
+            text = _parquet_text(path)
+            text = text.append_column(ROW, positions(text.num_rows))
+            engine.register_arrow(TEXT_RAW, text)
+            staged = StagedText(TEXT_RAW, text.num_rows, [])
+        else:
+            try:
+                staged = engine.stage_csv_text(TEXT_RAW, str(path), options, compression(path), row=ROW)
+            except EngineError as error:
+                raise ConfigError(f"{path}: cannot read the CSV: {error.message}") from None
+        rejects = [ParseError(None, r.line, f"line {r.line}: {r.reason}", r.text) for r in staged.rejects]
+        header = [c.name for c in engine.columns(TEXT_RAW) if c.name != ROW]
+        _check_header(path, header, schema)
+        # a Parquet batch's cells are values, not text: an empty string stays one
+        csv = fmt == "csv"
+        cells, values = _text_cells(
+            engine, header, schema, blanks=csv, decimal_comma=options.decimal_comma and csv
+        )
+        if schema is None:
+            schema = infer(engine, TEXT, header)
+        errors = _convert(engine, schema, staged, cells, values, blanks=csv)
+        sha256 = checksum.result()
+    return Batch(path, sha256, schema, header, TEXT, TYPED, staged.rows, staged, cells, rejects + errors)
+
+
+def fetch(
+    engine: Engine, table: str, rows: list[int] | None = None, *, schema: pa.Schema | None = None
+) -> pa.Table:
+    """The rows of a batch's ``table`` (all, or those whose ROW is in ``rows``), in file order.
+    With ``schema`` (the table's, without ROW), no rows wanted asks the engine nothing."""
+    if rows == [] and schema is not None:
+        return pa.schema([pa.field(ROW, pa.int64()), *schema]).empty_table()
+    query = _picked(engine, exp.select(exp.Star()).from_(exp.to_identifier(table, quoted=True)), rows)
+    return engine.query(query.order_by(exp.column(ROW, quoted=True)))
+
+
+def fetch_text(engine: Engine, batch: Batch, rows: list[int]) -> pa.Table:
+    """The text of the batch's records ``rows`` (as table ``text`` holds it), in file order: the
+    records are picked from the staged ones first, so only theirs are worked on."""
+    return _text_rows(engine, batch.cells, rows)
+
+
+def _text_rows(engine: Engine, cells: dict[str, exp.Expr], rows: list[int]) -> pa.Table:
+    picked = _picked(engine, exp.select(exp.Star()).from_(exp.to_identifier(TEXT_RAW, quoted=True)), rows)
+    query = exp.select(
+        *(exp.alias_(cell.copy(), name, quoted=True) for name, cell in cells.items()),
+        exp.column(ROW, quoted=True),
+    ).from_(exp.alias_(exp.Subquery(this=picked), "__picked", table=True, quoted=True))
+    return engine.query(query.order_by(exp.column(ROW, quoted=True)))
+
+
+def _picked(engine: Engine, query: exp.Select, rows: list[int] | None) -> exp.Select:
+    if rows is None:
+        return query
+    if not rows:
+        return query.where(exp.false())
+    engine.register_arrow("__batch_wanted", pa.table({ROW: pa.array(rows, pa.int64())}))
+    wanted = exp.select(exp.column(ROW, quoted=True)).from_(exp.to_identifier("__batch_wanted", quoted=True))
+    return query.where(exp.In(this=exp.column(ROW, quoted=True), query=exp.Subquery(this=wanted)))
 
 
 def blank_is_null(field: pa.Field) -> bool:
@@ -109,40 +167,95 @@ def blank_is_null(field: pa.Field) -> bool:
     return metadata.get(BLANK_IS_NULL, b"true") != b"false"
 
 
-def _blanks_as_null(text: pa.Table, schema: pa.Schema | None) -> pa.Table:
-    """Blank (empty or whitespace-only) cells as NULL, except in text columns declared
-    ``blank_is_null: false``, which keep them as they were written."""
-    fields = {f.name: f for f in schema} if schema is not None else {}
-    columns = []
-    for name, column in zip(text.column_names, text.columns, strict=True):
-        field = fields.get(name)
-        if field is None or blank_is_null(field):
-            # A column without blanks is kept as it is (no if_else copy of every string).
-            blank = pc.equal(pc.utf8_trim_whitespace(column), "")
-            if pc.any(blank).as_py():
-                column = pc.if_else(blank, pa.scalar(None, pa.string()), column)
-        columns.append(column)
-    return pa.Table.from_arrays(columns, names=text.column_names)
+_BLANK = r"^\s*$"
+_COMMA_NUMBER = r"^\s*[+-]?[0-9]*,[0-9]+\s*$"
+_COMMA_OR_NUMBER = r"^\s*[+-]?[0-9]+(,[0-9]+)?\s*$"
 
 
-def _decimal_points(text: pa.Table, schema: pa.Schema | None) -> pa.Table:
-    """Numbers written with a decimal comma (``3,14``) with a decimal point: in the columns the
-    schema types as numbers; without a schema, in the columns whose every cell is such a number
-    (a text column keeps its commas)."""
+def _matches(cell: exp.Expr, pattern: str) -> exp.Expr:
+    return exp.RegexpLike(this=cell, expression=exp.Literal.string(pattern))
+
+
+def _text_cells(
+    engine: Engine, header: list[str], schema: pa.Schema | None, *, blanks: bool, decimal_comma: bool
+) -> tuple[dict[str, exp.Expr], dict[str, exp.Expr]]:
+    """Each column of the staged records as an expression, twice: as the view :data:`TEXT`
+    shows it (registered here), and as the text a typed column converts.
+
+    In :data:`TEXT`, blank (empty or whitespace-only) cells are NULL, except in text columns
+    declared ``blank_is_null: false``, which keep them as they were written. With
+    ``decimal_comma``, numbers written ``3,14`` have a decimal point (in the columns the schema
+    types as numbers; without a schema, in the columns whose every cell is such a number, so a
+    text column keeps its commas). The text a typed column converts has the decimal point but
+    keeps its blank cells: :func:`_convert` reads a blank cell as NULL without testing every
+    cell for being blank first."""
     fields = {f.name: f for f in schema} if schema is not None else {}
-    columns = []
-    for name, column in zip(text.column_names, text.columns, strict=True):
-        comma = pc.match_substring_regex(column, r"^\s*[+-]?[0-9]*,[0-9]+\s*$")
-        field = fields.get(name)
-        if field is None:
-            number = pc.match_substring_regex(column, r"^\s*[+-]?[0-9]+(,[0-9]+)?\s*$")
-            numeric = pc.all(number).as_py() is not False and pc.any(comma).as_py() is True
+    values: dict[str, exp.Expr] = {name: exp.column(name, quoted=True) for name in header}
+    cells: dict[str, exp.Expr] = {}
+    for name in header:
+        field_ = fields.get(name)
+        cell = values[name].copy()
+        if blanks and (field_ is None or blank_is_null(field_)):
+            cell = _blank_null(cell)
+        cells[name] = cell
+    if decimal_comma:
+        if schema is None:
+            numeric = _all_comma_numbers(engine, cells)
         else:
-            numeric = type_name(field.type) in ("bigint", "int", "double") or pa.types.is_decimal(field.type)
-        if numeric:
-            column = pc.if_else(comma, pc.replace_substring(column, ",", "."), column)
-        columns.append(column)
-    return pa.Table.from_arrays(columns, names=text.column_names)
+            numeric = [
+                n
+                for n in header
+                if type_name(fields[n].type) in ("bigint", "int", "double")
+                or pa.types.is_decimal(fields[n].type)
+            ]
+        for name in numeric:
+            values[name] = _point(values[name])
+            cells[name] = _point(cells[name])
+    view = exp.select(
+        *(exp.alias_(cell.copy(), name, quoted=True) for name, cell in cells.items()),
+        exp.column(ROW, quoted=True),
+    ).from_(exp.to_identifier(TEXT_RAW, quoted=True))
+    engine.register_query(TEXT, view)
+    return cells, values
+
+
+def _blank_null(cell: exp.Expr) -> exp.Expr:
+    return exp.Case(ifs=[exp.If(this=_matches(cell.copy(), _BLANK), true=exp.Null())], default=cell)
+
+
+def _point(cell: exp.Expr) -> exp.Expr:
+    """A number written with a decimal comma, with a decimal point."""
+    return exp.Case(
+        ifs=[
+            exp.If(
+                this=_matches(cell.copy(), _COMMA_NUMBER),
+                true=exp.Replace(
+                    this=cell.copy(), expression=exp.Literal.string(","), replacement=exp.Literal.string(".")
+                ),
+            )
+        ],
+        default=cell.copy(),
+    )
+
+
+def _all_comma_numbers(engine: Engine, cells: dict[str, exp.Expr]) -> list[str]:
+    """The columns whose every non-NULL cell is a number with or without a decimal comma, and
+    at least one with it (one probe query over the records)."""
+    probes: list[exp.Expr] = []
+    for cell in cells.values():
+        other = exp.and_(
+            exp.not_(cell.copy().is_(exp.null())), exp.not_(_matches(cell.copy(), _COMMA_OR_NUMBER))
+        )
+        probes.append(exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=other)))
+        comma = _matches(cell.copy(), _COMMA_NUMBER)
+        probes.append(exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=comma)))
+    found = engine.inspect(exp.select(*probes).from_(exp.to_identifier(TEXT_RAW, quoted=True)))
+    values = list(found.to_pylist()[0].values())
+    return [
+        name
+        for i, name in enumerate(cells)
+        if int(values[2 * i] or 0) == 0 and int(values[2 * i + 1] or 0) > 0
+    ]
 
 
 def _parquet_text(path: Path) -> pa.Table:
@@ -169,75 +282,74 @@ def _check_header(path: Path, header: list[str], schema: pa.Schema | None) -> No
         raise ConfigError(f"{path}: unexpected column(s) {', '.join(extra)}: the table has no such column")
 
 
-def _lines(rows: int, rejects: list[ParseError]) -> list[int]:
-    """The file line of each read record, assuming one line per record (the header is line 1)."""
-    skipped = sorted(r.line for r in rejects if r.line is not None)
-    if not skipped:  # the usual case: record i is on line i + 2, with no loop over a million rows
-        return list(range(2, rows + 2))
-    lines, line, k = [], 2, 0
-    for _ in range(rows):
-        while k < len(skipped) and skipped[k] == line:
-            line, k = line + 1, k + 1
-        lines.append(line)
-        line += 1
-    return lines
-
-
-def _cast(name: str, dtype: pa.DataType) -> exp.Expr:
+def _cast(text: exp.Expr, dtype: pa.DataType) -> exp.Expr:
     """The cell converted to its type, or NULL. Integers and decimals must be written exactly:
     the engine would round '7.25' into a BIGINT 7 or '1.005' into DECIMAL(18,2) 1.01, and a
     gate must not change a number it was given."""
-    text = exp.column(name, quoted=True)
     if type_name(dtype) == "string":
         return text
-    trimmed = exp.Trim(this=text)
+    trimmed = exp.Trim(this=text.copy())
     converted = exp.TryCast(this=trimmed.copy(), to=sql_type(dtype))
     if pa.types.is_timestamp(dtype) and not dtype.tz:
         # A cell with a UTC offset is that instant in UTC (the engine's session is UTC); a plain
         # cast to TIMESTAMP would drop the offset and keep the wall-clock time.
         instant = exp.TryCast(this=trimmed.copy(), to=exp.DataType.build("TIMESTAMPTZ"))
-        return exp.Cast(this=instant, to=exp.DataType.build("TIMESTAMP"))
+        return exp.Cast(this=instant, to=exp.DataType.build("TIMESTAMPNTZ"))
     if pa.types.is_integer(dtype):
-        shape = r"^[+-]?[0-9]+$"
-    elif pa.types.is_decimal(dtype):
-        shape = r"^[+-]?[0-9]*(\.[0-9]{0,SCALE})?$".replace("SCALE", str(dtype.scale))
-    else:
+        # Both engines' casts to an integer skip the whitespace around the digits themselves
+        # (Spark's since 3.0): the cell is not trimmed first (a tenth of a second per seven
+        # columns of a million rows).
+        spaced = exp.RegexpLike(this=text.copy(), expression=exp.Literal.string(r"^\s*[+-]?[0-9]+\s*$"))
+        return exp.If(this=spaced, true=exp.TryCast(this=text.copy(), to=sql_type(dtype)), false=exp.Null())
+    if not pa.types.is_decimal(dtype):
         return converted
+    shape = r"^[+-]?[0-9]*(\.[0-9]{0,SCALE})?$".replace("SCALE", str(dtype.scale))
     exact = exp.RegexpLike(this=trimmed, expression=exp.Literal.string(shape))
     return exp.If(this=exact, true=converted, false=exp.Null())
 
 
 def _convert(
-    engine: Engine, text: pa.Table, schema: pa.Schema, lines: list[int]
-) -> tuple[pa.Table, list[ParseError]]:
-    """The rows typed against ``schema``, and a parse error for each row with a cell that did
-    not convert.
+    engine: Engine,
+    schema: pa.Schema,
+    staged: StagedText,
+    cells: dict[str, exp.Expr],
+    texts_of: dict[str, exp.Expr],
+    *,
+    blanks: bool,
+) -> list[ParseError]:
+    """Type the staged records against ``schema`` into the engine's table :data:`TYPED`;
+    return a parse error for each record with a cell that did not convert.
 
-    Each cell is converted once, in an inner projection (the regex check and cast of a number
-    are most of the cost), and the outer one flags a row with one boolean. Which cells failed
-    is worked out afterwards for the flagged rows only, from their text and their NULL values.
-    Inner columns are named by position, so no header can collide with them.
+    A text column is its cell as :data:`TEXT` shows it (``cells``); a typed column converts its
+    text (``texts_of``). Each cell is converted once, in an inner projection (the regex check
+    and cast of a number are most of the cost), and the outer one flags a row with one boolean;
+    the result is kept by the engine. A cell converted unless it had text and its value is NULL;
+    a blank cell's value is NULL, and whether a cell is blank is asked only of the cells whose
+    value is NULL. Which cells failed is worked out afterwards for the flagged rows only, from
+    their text and their NULL values. Inner columns are named by position, so no header can
+    collide with them.
     """
-    engine.register_arrow("__batch_text", text)
     converted = [i for i, f in enumerate(schema) if type_name(f.type) != "string"]
     texts = [f"__text{i}" for i in range(len(schema))]
     values = [f"__value{i}" if i in converted else texts[i] for i in range(len(schema))]
     inner = exp.select(
         exp.column(ROW, quoted=True),
         *(
-            exp.alias_(exp.column(f.name, quoted=True), t, quoted=True)
-            for f, t in zip(schema, texts, strict=True)
+            exp.alias_((texts_of if i in converted else cells)[f.name].copy(), texts[i], quoted=True)
+            for i, f in enumerate(schema)
         ),
-        *(exp.alias_(_cast(schema[i].name, schema[i].type), values[i], quoted=True) for i in converted),
-    ).from_(exp.to_identifier("__batch_text", quoted=True))
-    # A cell converted unless it had text and its value is NULL.
-    kept = [
-        exp.or_(
-            exp.column(texts[i], quoted=True).is_(exp.null()),
-            exp.not_(exp.column(values[i], quoted=True).is_(exp.null())),
-        )
-        for i in converted
-    ]
+        *(
+            exp.alias_(_cast(texts_of[schema[i].name], schema[i].type), values[i], quoted=True)
+            for i in converted
+        ),
+    ).from_(exp.to_identifier(TEXT_RAW, quoted=True))
+    kept: list[exp.Expr] = []
+    for i in converted:
+        text, value = exp.column(texts[i], quoted=True), exp.column(values[i], quoted=True)
+        ok: list[exp.Expr] = [text.is_(exp.null()), exp.not_(value.is_(exp.null()))]
+        if blanks:
+            ok.append(_matches(text.copy(), _BLANK))
+        kept.append(exp.or_(*ok))
     outer = exp.select(
         exp.column(ROW, quoted=True),
         *(
@@ -246,39 +358,43 @@ def _convert(
         ),
         exp.alias_(exp.not_(exp.and_(*kept)) if kept else exp.false(), BAD, quoted=True),
     ).from_(exp.alias_(exp.Subquery(this=inner), "__converted", table=True, quoted=True))
-    result = engine.query(outer)
-    failed_mask = result.column(BAD)
-    failed = result.filter(failed_mask)
+    engine.register_query(CONVERTED, outer, materialize=True)
+    columns = [exp.column(ROW, quoted=True), *(exp.column(f.name, quoted=True) for f in schema)]
+    bad = exp.column(BAD, quoted=True)
+    source = exp.to_identifier(CONVERTED, quoted=True)
+    failed = engine.query(
+        exp.select(*columns).from_(source).where(bad).order_by(exp.column(ROW, quoted=True))
+    )
+    # Every row converted (the usual case): the typed table is the converted one, unfiltered.
+    typed = exp.select(*columns).from_(source)
+    engine.register_query(TYPED, typed.where(exp.not_(bad)) if failed.num_rows else typed)
+    if not failed.num_rows:
+        return []
+    rows = failed.column(ROW).to_pylist()
+    raw = _text_rows(engine, cells, rows)
+    lines = staged.lines(rows)
+    checked = [
+        (field_, raw.column(field_.name).to_pylist(), failed.column(field_.name).to_pylist())
+        for field_ in (schema[i] for i in converted)
+    ]
     errors = []
-    if failed.num_rows:
-        rows = failed.column(ROW).to_pylist()
-        raw = text.take(pa.array(rows, pa.int64()))
-        cells = [
-            (field, raw.column(field.name).to_pylist(), failed.column(field.name).to_pylist())
-            for field in (schema[i] for i in converted)
+    for position, row in enumerate(rows):
+        parts = [
+            f"{field_.name}: '{given[position]}' is not a valid {type_name(field_.type)}"
+            for field_, given, value in checked
+            if given[position] is not None and value[position] is None
         ]
-        for position, row in enumerate(rows):
-            parts = [
-                f"{field.name}: '{given[position]}' is not a valid {type_name(field.type)}"
-                for field, given, value in cells
-                if given[position] is not None and value[position] is None
-            ]
-            errors.append(ParseError(row, lines[row], f"line {lines[row]}: " + "; ".join(parts)))
-    # Every row converted (the usual case): no filtered copy of a million rows.
-    kept_rows = result.filter(pc.invert(failed_mask)) if failed.num_rows else result
-    typed = kept_rows.drop_columns([BAD])
-    typed = typed.cast(pa.schema([typed.schema.field(ROW), *schema]))
-    return typed, errors
+        errors.append(ParseError(row, lines[position], f"line {lines[position]}: " + "; ".join(parts)))
+    return errors
 
 
-def infer(engine: Engine, text: pa.Table) -> pa.Schema:
+def infer(engine: Engine, table: str, names: list[str]) -> pa.Schema:
     """A schema for a first batch without a schema file: per column, the first of bigint,
     decimal(18,s), double, date, timestamp, boolean that all but 1% (or one) of the non-empty
     cells convert to (so a malformed cell becomes a parse error, not a text column), else string.
     Digits with a leading zero (an IC number, a postcode) stay text."""
-    engine.register_arrow("__infer_text", text)
     probes: list[exp.Expr] = []
-    for name in text.column_names:
+    for name in names:
         cell = exp.Trim(this=exp.column(name, quoted=True))
         probes.append(exp.Count(this=exp.column(name, quoted=True)))
         integer = exp.RegexpLike(this=cell.copy(), expression=exp.Literal.string(r"^[+-]?[0-9]{1,18}$"))
@@ -309,12 +425,10 @@ def infer(engine: Engine, text: pa.Table) -> pa.Schema:
         probes.append(exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=leading)))
     if not probes:
         raise ConfigError("the batch has no columns")
-    row = engine.query(exp.select(*probes).from_(exp.to_identifier("__infer_text", quoted=True))).to_pylist()[
-        0
-    ]
+    row = engine.query(exp.select(*probes).from_(exp.to_identifier(table, quoted=True))).to_pylist()[0]
     values = list(row.values())
     fields = []
-    for i, name in enumerate(text.column_names):
+    for i, name in enumerate(names):
         count, bigint, double, date_, stamp, boolean, decimal, scale, leading = values[i * 9 : i * 9 + 9]
         fields.append(
             pa.field(

@@ -23,6 +23,7 @@ read → baseline → measure → persist → judge → route → record (DESIGN
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -33,14 +34,15 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from assay.engine import EngineError
-from assay.errors import ConfigError
+from assay.errors import ConfigError, PlatformError
 from assay.gate import baseline as baseline_module
 from assay.gate import batch as batches
 from assay.gate import holds, publish
 from assay.gate.baseline import HAS_PREV, lagged
-from assay.gate.schema import load_schema
+from assay.gate.schema import load_schema, sql_type, type_name
 from assay.gate.summary import Group, GroupRule, RuleStats, Summary
 from assay.judge.evaluation import Evaluation
+from assay.lake import fields
 from assay.lake.iceberg import PreconditionFailed, Warehouse
 from assay.lake.quarantine import QuarantineFile, quarantine_path
 from assay.lake.readers import ReadOptions, Registered
@@ -73,6 +75,8 @@ LOOKBACK_MONTHS = 12
 LAGGED = "primary"  # the lagged batch, a view in the engine under the name DQDL rules read
 STATES = "__gate_states"  # each row's state per row rule, kept in the engine
 LAGGED_ROWS = "__gate_lagged"  # the lagged batch kept as a table, for month rules reading prev_
+COMMITTED = "__gate_committed"  # the rows to commit: the batch less its quarantined and held rows
+EXCLUDED = "__gate_excluded"  # the ROWs of those
 """How far back an account missing from the last committed month finds its own latest record:
 a record older than a year is no baseline for a trend rule (docs/gate.md)."""
 
@@ -176,17 +180,40 @@ class Gate:
     ) -> GateResult:
         opts = self.options
         schema = batch.schema
-        typed = batch.typed
-        mismatch = pc.not_equal(typed.column(opts.contributor_column), pa.scalar(self.contributor))
-        mismatch = pc.fill_null(mismatch, True)
-        wrong = typed.slice(0, 0)
-        if pc.any(mismatch).as_py():  # usually none: then no filtered copies of a million rows
-            wrong = typed.filter(mismatch)
-            typed = typed.filter(pc.invert(mismatch))
-        dates = sorted(d for d in pc.unique(typed.column(opts.order)).to_pylist() if d is not None)
+        # The batch stays in the engine: what comes back is its rows of another contributor
+        # (usually none), its statement dates and its rows per date.
+        ours = self._ours(schema)
+        order = exp.column(opts.order, quoted=True)
+        mine = exp.Coalesce(this=ours.copy(), expressions=[exp.false()])
+        one = exp.Literal.number(1)
+        theirs = exp.Sum(
+            this=exp.Case(ifs=[exp.If(this=exp.not_(mine.copy()), true=one)], default=exp.Literal.number(0))
+        )
+        per_date = self.engine.query(
+            exp.select(
+                exp.alias_(order.copy(), "d", quoted=True),
+                exp.alias_(exp.Count(this=exp.Star()), "n", quoted=True),
+                exp.alias_(theirs, "theirs", quoted=True),
+            )
+            .from_(exp.to_identifier(batch.typed, quoted=True))
+            .group_by(order.copy())
+        ).to_pylist()
+        wrong = pa.table({ROW: pa.array([], pa.int64()), opts.contributor_column: pa.array([], pa.string())})
+        rows = exp.select(exp.Star()).from_(exp.to_identifier(batch.typed, quoted=True))
+        if any(r["theirs"] for r in per_date):  # usually none: then no second look at the batch
+            wrong = self.engine.query(
+                exp.select(exp.column(ROW, quoted=True), exp.column(opts.contributor_column, quoted=True))
+                .from_(exp.to_identifier(batch.typed, quoted=True))
+                .where(exp.not_(mine.copy()))
+                .order_by(exp.column(ROW, quoted=True))
+            )
+            rows = rows.where(ours)
+        self.engine.register_query(BATCH, rows)
+        month_rows = {r["d"]: int(r["n"]) - int(r["theirs"] or 0) for r in per_date}
+        month_rows = {d: n for d, n in month_rows.items() if n}
+        dates = sorted(d for d in month_rows if d is not None)
         baseline_date = self._baseline_date(warehouse, exists, dates)
         summary.baseline_date = _iso(baseline_date)
-        self.engine.register_arrow(BATCH, typed)
         self.execution.phase = "joining the batch to its baseline"
         baseline = older = None
         prev = sorted({name.removeprefix("prev_") for rule in chosen for name in rule.prev_columns})
@@ -199,12 +226,19 @@ class Gate:
         row_rules, group_rules = self._classify(chosen, enriched)
         states = self._row_states(row_rules, enriched)
         self.execution.phase = "judging the months"
-        groups = self._judge_groups(group_rules, enriched, typed, baseline, baseline_date, dates)
+        groups = self._judge_groups(group_rules, enriched, month_rows, baseline, baseline_date, dates)
         checkpoint("after-measure")
         summary.groups = list(groups.values())
         return self._route_and_commit(
-            warehouse, exists, batch, wrong, typed, states, row_rules, group_rules, groups, summary
+            warehouse, exists, batch, wrong, states, row_rules, group_rules, groups, summary
         )
+
+    def _ours(self, schema: pa.Schema) -> exp.Expr:
+        """The condition that a row is the gated contributor's (NULL when the column is)."""
+        column: exp.Expr = exp.column(self.options.contributor_column, quoted=True)
+        if not pa.types.is_string(schema.field(self.options.contributor_column).type):
+            column = exp.cast(column, exp.DataType.build("VARCHAR"))
+        return exp.EQ(this=column, expression=exp.Literal.string(self.contributor))
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -469,7 +503,7 @@ class Gate:
         self,
         rules: list[control.ControlRule],
         enriched: Registered,
-        typed: pa.Table,
+        month_rows: dict[Any, int],
         baseline: str | None,
         baseline_date: date | None,
         dates: list[date],
@@ -497,15 +531,7 @@ class Gate:
             self.engine.register_query(
                 source, exp.select(exp.Star()).from_(exp.to_table(enriched.name)), materialize=True
             )
-        whole = len(dates) == 1 and typed.column(order).null_count == 0
-        month_rows = (
-            {dates[0]: typed.num_rows}
-            if whole
-            else {
-                item["values"]: int(item["counts"])
-                for item in pc.value_counts(typed.column(order)).to_pylist()
-            }
-        )
+        whole = len(dates) == 1 and None not in month_rows
         for day in dates:
             group = Group(day.isoformat(), month_rows.get(day, 0))
             groups[day] = group
@@ -513,9 +539,7 @@ class Gate:
                 continue
             rows = exp.select(exp.Star()).from_(exp.to_table(source))
             if not whole:
-                rows = rows.where(
-                    exp.column(order, quoted=True).eq(exp.cast(exp.Literal.string(day.isoformat()), "date"))
-                )
+                rows = rows.where(exp.column(order, quoted=True).eq(_day(day)))
             result = self._evaluate(ruleset, rows, day)
             for rule, outcome in zip(rules, result.rules, strict=True):
                 if outcome.outcome == "Error":
@@ -575,7 +599,6 @@ class Gate:
         exists: bool,
         batch: batches.Batch,
         wrong: pa.Table,
-        typed: pa.Table,
         states: RowStates,
         row_rules: list[tuple[control.ControlRule, CompiledRule]],
         group_rules: list[control.ControlRule],
@@ -583,8 +606,7 @@ class Gate:
         summary: Summary,
     ) -> GateResult:
         opts = self.options
-        quarantine = QuarantineFile(batch.text.column_names[:-1], self.run_id)
-        text = batch.text
+        quarantine = QuarantineFile(batch.header, self.run_id)
         reasons: dict[int, tuple[list[str], list[str]]] = {}
 
         def fail(row: int, rule_id: str, reason: str) -> None:
@@ -634,39 +656,38 @@ class Gate:
                     stats.failed += group.rows
                     if rule.severity == "critical":
                         reason = f"{rule.rule_id}: {outcome.message or rule.description}"
-                        for row in self._rows_of_month(typed, day):
+                        for row in self._rows_of_month(day):
                             fail(row, rule.rule_id, reason)
 
         found = holds.Holds()
-        if self.domain:  # the rows not quarantined yet, a filtered copy of the batch, only when read
-            candidates = batch.typed.filter(
-                pc.invert(pc.is_in(batch.typed.column(ROW), pa.array(sorted(reasons), pa.int64())))
+        if self.domain:  # the rows not quarantined yet, looked at inside the engine
+            names = [ROW, *batch.schema.names]
+            found = holds.find(
+                self.engine,
+                self.store,
+                opts.table,
+                self.domain,
+                self._without(batch.typed, sorted(reasons)),
+                names,
             )
-            found = holds.find(self.store, opts.table, self.domain, candidates)
         for row, why in found.rejected.items():
             for message in why:
                 fail(row, "domain", message)
 
         quarantined_rows = sorted(reasons)
         if quarantined_rows:
-            raw = text.take(pa.array(quarantined_rows, pa.int64())).to_pylist()
+            raw = batches.fetch_text(self.engine, batch, quarantined_rows).to_pylist()
             for row, values in zip(quarantined_rows, raw, strict=True):
                 ids, messages = reasons[row]
                 quarantine.add({k: v for k, v in values.items() if k != ROW}, ids, messages)
 
         held_rows = sorted(set(found.waits) - set(quarantined_rows))
-        excluded = pa.array(quarantined_rows + held_rows, pa.int64())
-        committed = batch.typed
-        if len(excluded):
-            committed = committed.filter(pc.invert(pc.is_in(committed.column(ROW), excluded)))
-        held = (
-            batch.typed.filter(pc.is_in(batch.typed.column(ROW), pa.array(held_rows, pa.int64())))
-            if held_rows
-            else batch.typed.slice(0, 0)
-        )
+        self.engine.register_query(COMMITTED, self._without(batch.typed, quarantined_rows + held_rows))
+        held = batches.fetch(self.engine, batch.typed, held_rows, schema=batch.schema)
+        committed = self._per_date(COMMITTED)  # the rows to commit per statement date
         summary.total = batch.total
         summary.quarantined = len(quarantine)
-        summary.passed = committed.num_rows
+        summary.passed = sum(committed.values())
         summary.held = held.num_rows
         summary.warned = len(warned - set(quarantined_rows) - set(held_rows))
         summary.parse_errors = len(batch.errors)
@@ -693,21 +714,47 @@ class Gate:
         plan["decisions"] = [[column, value, rows] for (column, value), rows in sorted(needed.items())]
         return self._commit(warehouse, exists, batch.schema, committed, plan, summary)
 
-    def _rows_of_month(self, typed: pa.Table, day: date) -> list[int]:
-        """The batch positions of the rows dated ``day``. Found with one Arrow filter when a
-        month fails a critical rule, rather than turning every row's date into a Python object
-        on every run (a second per million rows)."""
-        order = self.options.order
-        in_month = pc.equal(typed.column(order), pa.scalar(day, typed.schema.field(order).type))
-        rows: list[int] = typed.column(ROW).filter(in_month).to_pylist()
+    def _without(self, table: str, rows: list[int]) -> exp.Select:
+        """The rows of the batch's ``table`` whose ROW is not in ``rows``, as a query."""
+        query = exp.select(exp.Star()).from_(exp.to_identifier(table, quoted=True))
+        if not rows:
+            return query
+        self.engine.register_arrow(EXCLUDED, pa.table({ROW: pa.array(rows, pa.int64())}))
+        excluded = exp.select(exp.column(ROW, quoted=True)).from_(exp.to_identifier(EXCLUDED, quoted=True))
+        return query.where(
+            exp.not_(exp.In(this=exp.column(ROW, quoted=True), query=exp.Subquery(this=excluded)))
+        )
+
+    def _per_date(self, table: str) -> dict[Any, int]:
+        """The rows of ``table`` per statement date (one query; dates with no row are absent)."""
+        order = exp.column(self.options.order, quoted=True)
+        found = self.engine.query(
+            exp.select(
+                exp.alias_(order.copy(), "d", quoted=True),
+                exp.alias_(exp.Count(this=exp.Star()), "n", quoted=True),
+            )
+            .from_(exp.to_identifier(table, quoted=True))
+            .group_by(order.copy())
+        ).to_pylist()
+        return {r["d"]: int(r["n"]) for r in found}
+
+    def _rows_of_month(self, day: date) -> list[int]:
+        """The batch positions of the rows dated ``day`` (when a month fails a critical rule)."""
+        found = self.engine.query(
+            exp.select(exp.column(ROW, quoted=True))
+            .from_(exp.to_identifier(BATCH, quoted=True))
+            .where(exp.column(self.options.order, quoted=True).eq(_day(day)))
+            .order_by(exp.column(ROW, quoted=True))
+        )
+        rows: list[int] = found.column(ROW).to_pylist()
         return rows
 
     def _plan(
-        self, schema: pa.Schema, committed: pa.Table, groups: dict[date, Group], summary: Summary
+        self, schema: pa.Schema, committed: dict[Any, int], groups: dict[date, Group], summary: Summary
     ) -> dict[str, Any]:
         """The store writes this run makes when it commits (:func:`assay.gate.publish.settle`)."""
         order = self.options.order
-        days = set(pc.unique(committed.column(order)).to_pylist()) if committed.num_rows else set()
+        days = set(committed)
         # A month is replaced only when this batch commits rows for it: a resend refused whole
         # (a truncated extract) leaves the month that was there.
         replaced = sorted(day for day in groups if day in days)
@@ -726,22 +773,29 @@ class Gate:
             "schema": [[f.name, str(f.type)] for f in schema],
             "duplicate_of": None,
         }
-        if self.domain and committed.num_rows:
-            # the values this run's committed rows teach the domain columns, month by month
-            for day in sorted(days):
-                rows = committed.filter(
-                    pc.equal(committed.column(order), pa.scalar(day, schema.field(order).type))
+        if self.domain and days:
+            # the values this run's committed rows teach the domain columns, month by month:
+            # counted in the engine, turned into text here as the store keeps them
+            counts: dict[Any, dict[str, dict[str, int]]] = {day: {c: {} for c in self.domain} for day in days}
+            for column in self.domain:
+                grouped = self.engine.query(
+                    exp.select(
+                        exp.alias_(exp.column(order, quoted=True), "d", quoted=True),
+                        exp.alias_(exp.column(column, quoted=True), "v", quoted=True),
+                        exp.alias_(exp.Count(this=exp.Star()), "n", quoted=True),
+                    )
+                    .from_(exp.to_identifier(COMMITTED, quoted=True))
+                    .group_by(exp.column(order, quoted=True), exp.column(column, quoted=True))
                 )
-                plan["rows_by_date"][day.isoformat()] = rows.num_rows
-                counts = {
-                    column: {
-                        str(item["values"]): int(item["counts"])
-                        for item in pc.value_counts(pc.cast(rows.column(column), pa.string())).to_pylist()
-                        if item["values"] is not None
-                    }
-                    for column in self.domain
-                }
-                plan["values"].append({"date": day.isoformat(), "counts": counts})
+                values = pc.cast(grouped.column("v"), pa.string()).to_pylist()
+                for day, value, n in zip(
+                    grouped.column("d").to_pylist(), values, grouped.column("n").to_pylist(), strict=True
+                ):
+                    if value is not None:
+                        counts[day][column][value] = int(n)
+            for day in sorted(d for d in days if d is not None):
+                plan["rows_by_date"][day.isoformat()] = committed[day]
+                plan["values"].append({"date": day.isoformat(), "counts": counts[day]})
         return plan
 
     def _commit(
@@ -749,7 +803,7 @@ class Gate:
         warehouse: Warehouse,
         exists: bool,
         schema: pa.Schema,
-        committed: pa.Table,
+        committed: dict[Any, int],
         plan: dict[str, Any],
         summary: Summary,
     ) -> GateResult:
@@ -759,10 +813,11 @@ class Gate:
         self.execution.manifest.summary = summary.to_dict()
         self.execution.write_manifest()
         checkpoint("after-stage")
-        if committed.num_rows:
+        if committed:
             self.execution.phase = f"committing to table {opts.table}"
             if not exists:
                 warehouse.create(opts.table, schema, [opts.contributor_column, opts.order])
+            rows, files = self._committed_rows(warehouse, schema, list(committed))
             existing = {
                 p.values[opts.order]
                 for p in warehouse.partitions(opts.table, {opts.contributor_column: self.contributor})
@@ -771,7 +826,8 @@ class Gate:
             try:
                 info = warehouse.commit(
                     opts.table,
-                    committed.drop_columns([ROW]).select(schema.names),
+                    rows,
+                    files=files,
                     replace={opts.contributor_column: self.contributor, opts.order: replaced},
                     properties={
                         "assay.run-id": self.run_id,
@@ -787,13 +843,51 @@ class Gate:
                     },
                 )
             except PreconditionFailed as twin:  # the same file committed by a run beside this one
+                _discard(files)
                 plan["duplicate_of"] = twin.found.properties.get("assay.run-id", str(twin.found.snapshot_id))
+            except PlatformError:
+                _discard(files)  # the warehouse says nothing was committed: no snapshot refers to them
+                raise
             else:
                 checkpoint("after-commit")
                 plan["snapshot_id"] = info.snapshot_id
                 summary.snapshot_id = info.snapshot_id
                 summary.replaced_dates = [day.isoformat() for day in replaced if day in existing]
         return self._finish(summary, plan)
+
+    def _committed_rows(
+        self, warehouse: Warehouse, schema: pa.Schema, days: list[Any]
+    ) -> tuple[pa.Table | None, list[Path]]:
+        """The rows to commit, written by the engine as Parquet files into the table's data
+        folder, one folder per statement date (a file holds one partition); or, where the
+        engine cannot write them there (the table is not on the local disk, a type the
+        engine's Parquet does not hold as Iceberg wants), fetched as Arrow for PyIceberg."""
+        opts = self.options
+        types = [_write_type(f.type) for f in fields.storage_schema(schema)]
+        folder = warehouse.data_folder(opts.table, self.run_id)
+        if folder is None or any(t is None for t in types):
+            query = exp.select(*(exp.column(n, quoted=True) for n in schema.names)).from_(
+                exp.to_identifier(COMMITTED, quoted=True)
+            )
+            return self.engine.query(query), []
+        columns = [
+            exp.alias_(exp.cast(exp.column(name, quoted=True), kind), name, quoted=True)
+            for name, kind in zip(schema.names, types, strict=True)
+            if kind is not None
+        ]
+        order = exp.column(opts.order, quoted=True)
+        files: list[Path] = []
+        try:
+            for i, day in enumerate(sorted(days, key=lambda d: (d is None, d or 0))):
+                where = order.copy().is_(exp.null()) if day is None else order.copy().eq(_day(day))
+                query = exp.select(*(c.copy() for c in columns)).from_(
+                    exp.to_identifier(COMMITTED, quoted=True)
+                )
+                files += self.engine.write_parquet(query.where(where), folder / f"{i:05d}")
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)  # no snapshot refers to them
+            raise
+        return None, files
 
     # --- recording ---------------------------------------------------------------------------
 
@@ -802,7 +896,7 @@ class Gate:
         self.execution.phase = "recording the run"
         summary.finished_at = datetime.now(UTC).isoformat()
         if plan is None:  # nothing measured, staged or committed: a duplicate file or an empty one
-            plan = self._plan(pa.schema([]), pa.table({}), {}, summary)
+            plan = self._plan(pa.schema([]), {}, {}, summary)
         self.execution.manifest.settle = plan
         self.execution.counts = {
             "total": summary.total,
@@ -841,6 +935,31 @@ class RowStates:
 
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
     failing: dict[str, list[int]] = field(default_factory=dict)
+
+
+def _discard(files: list[Path]) -> None:
+    """Remove the folder of the engine-written files of a commit that did not happen."""
+    if files:
+        shutil.rmtree(files[0].parent.parent, ignore_errors=True)
+
+
+def _day(day: date | datetime) -> exp.Expr:
+    """A statement date (or time) as a typed SQL literal."""
+    if isinstance(day, datetime):
+        return exp.cast(exp.Literal.string(day.isoformat(sep=" ")), "timestamp")
+    return exp.cast(exp.Literal.string(day.isoformat()), "date")
+
+
+_WRITE_TYPES = {"string", "bigint", "int", "double", "date", "timestamp", "timestamptz", "boolean"}
+
+
+def _write_type(dtype: pa.DataType) -> exp.DataType | None:
+    """The engine type a committed column is written as, so that its Parquet type is the
+    table's (None: a type the gate does not declare, committed through Arrow)."""
+    name = type_name(dtype)
+    if name in _WRITE_TYPES or pa.types.is_decimal(dtype):
+        return sql_type(dtype)
+    return None
 
 
 def _instant(day: date) -> datetime:

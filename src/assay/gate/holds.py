@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from sqlglot import exp
 
 from assay.errors import ConfigError
 from assay.lake.iceberg import Warehouse
@@ -29,6 +30,7 @@ from assay.lake.quarantine import QuarantineFile, quarantine_path
 from assay.workspace import Workspace
 
 if TYPE_CHECKING:
+    from assay.engine import Engine
     from assay.store import MetricStore
     from assay.store.profiles import Decision
 
@@ -55,33 +57,59 @@ def domain_columns(workspace: Workspace, table: str) -> list[str]:
     return load_config(path).domain_columns if path.exists() else []
 
 
-def find(store: MetricStore, table: str, columns: list[str], rows: pa.Table) -> Holds:
-    """The rows (typed, with ``__row``) that carry an undecided or rejected never-seen value.
+def find(
+    engine: Engine, store: MetricStore, table: str, columns: list[str], rows: exp.Query, names: list[str]
+) -> Holds:
+    """The rows of ``rows`` (a query of the batch in ``engine``, with ``__row``; ``names``, its
+    columns) that carry an undecided or rejected never-seen value.
 
-    Nothing is written: the decisions a run needs (``needed``) are opened when the run commits,
-    so a run that fails or is killed asks nobody to decide anything."""
+    Each domain column's distinct values come back first (a handful), are turned into text as
+    the store keeps them, and only the rows carrying a new one are fetched. Nothing is written:
+    the decisions a run needs (``needed``) are opened when the run commits, so a run that fails
+    or is killed asks nobody to decide anything."""
     holds = Holds()
+    batch = exp.alias_(exp.Subquery(this=rows), "__holds_rows", table=True, quoted=True)
     for column in columns:
-        if column not in rows.column_names:
+        if column not in names:
             raise ConfigError(f"checks/{table}.yaml: domain column '{column}' is not a column of the table")
         if not store.value_set(table, column):
             continue  # no committed history: this batch teaches the column its domain
         known = store.known_values(table, column)
         status = store.decision_status(table, column)
-        values = pc.cast(rows.column(column), pa.string()).to_pylist()
+        cell = exp.column(column, quoted=True)
+        distinct = engine.query(
+            exp.select(exp.alias_(cell.copy(), "v", quoted=True))
+            .from_(batch.copy())
+            .where(exp.not_(cell.copy().is_(exp.null())))
+            .group_by(cell.copy())
+        ).column("v")
+        texts = pc.cast(distinct, pa.string()).to_pylist()
+        new = [i for i, value in enumerate(texts) if value not in known and status.get(value) != "accepted"]
+        if not new:
+            continue
+        engine.register_arrow("__holds_values", pa.table({"v": distinct.take(pa.array(new, pa.int64()))}))
+        wanted = exp.select(exp.column("v", quoted=True)).from_(
+            exp.to_identifier("__holds_values", quoted=True)
+        )
+        found = engine.query(
+            exp.select(exp.column(ROW, quoted=True), cell.copy())
+            .from_(batch.copy())
+            .where(exp.In(this=cell.copy(), query=exp.Subquery(this=wanted)))
+            .order_by(exp.column(ROW, quoted=True))
+        )
         positions: dict[str, list[int]] = defaultdict(list)
-        for row, value in zip(rows.column(ROW).to_pylist(), values, strict=True):
-            if value is not None and value not in known and status.get(value) != "accepted":
-                positions[value].append(row)
-        for value, found in positions.items():
+        values = pc.cast(found.column(column), pa.string()).to_pylist()
+        for row, value in zip(found.column(ROW).to_pylist(), values, strict=True):
+            positions[value].append(row)
+        for value, at in positions.items():
             if status.get(value) == "rejected":
-                for row in found:
+                for row in at:
                     holds.rejected.setdefault(row, []).append(
                         f"{column} '{value}' was rejected as a value of {column}"
                     )
                 continue
-            holds.needed[(column, value)] = len(found)
-            for row in found:
+            holds.needed[(column, value)] = len(at)
+            for row in at:
                 holds.waits.setdefault(row, []).append((column, value))
     return holds
 

@@ -86,7 +86,8 @@ def sql_type(dtype: pa.DataType) -> exp.DataType:
     """The SQL type a text cell is cast to."""
     name = type_name(dtype)
     build = {"string": "VARCHAR", "bigint": "BIGINT", "int": "INT", "double": "DOUBLE", "date": "DATE"}
-    build |= {"timestamp": "TIMESTAMP", "timestamptz": "TIMESTAMPTZ", "boolean": "BOOLEAN"}
+    # a time without zone is TIMESTAMP_NTZ where the engine has both (Spark's TIMESTAMP has a zone)
+    build |= {"timestamp": "TIMESTAMPNTZ", "timestamptz": "TIMESTAMPTZ", "boolean": "BOOLEAN"}
     return exp.DataType.build(build.get(name, name.upper()))
 
 
