@@ -14,7 +14,7 @@ ids to CSV).
 
 Every contender runs in a fresh process of its own on a fresh copy of the prepared workspace,
 interleaved (hand, gate, gate on the long history, hand, ...). Each child times its own work. The
-script prints medians, peak RSS, ``ratio gate/hand`` (the target is 2), and the gate's peak RSS
+script prints medians, peak RSS, ``ratio gate/hand`` (the target is 1.3), and the gate's peak RSS
 against one committed month and against ``--history-months`` months with the same batch and the
 same baseline month: memory must not grow with older history. It exits 0 whatever the figures
 (STYLE.md habit 10), 1 when the gate's split differs from the hand-written one's, and 2 when a
@@ -45,7 +45,7 @@ import pyarrow.csv as pacsv
 
 from _common import OUT, BenchError, ChildRun, Span, fresh_copy, report, run_child, spreads, table, warm
 
-TARGET = 2.0
+TARGET = 1.3  # issue 10: keeping the batch in the engine brings the gate within 1.3x
 DATA_VERSION = 1  # bump when the generated files change, so that cached ones are made again
 CONTRIBUTOR = "BIG"
 CONTRIBUTOR_TYPE = "bank"
