@@ -53,6 +53,9 @@ DEFAULT_CONF: dict[str, str] = {
     # the gate persists its batch (text, then typed): an uncompressed cache builds in half the
     # time (5 s against 10 s for a million rows of 17 text columns on one core) for more memory
     "spark.sql.inMemoryColumnarStorage.compressed": "false",
+    # a date that does not fit its Java pattern is NULL (Spark 4's default; Spark 3.5's,
+    # EXCEPTION, fails the query where the pre-3.0 parser would have read it)
+    "spark.sql.legacy.timeParserPolicy": "CORRECTED",
 }
 
 _KINDS: tuple[tuple[str, DataKind], ...] = (
@@ -304,11 +307,12 @@ class SparkEngine(Engine):
         try:
             frame = self.session.createDataFrame(table)
         except TypeError:  # Spark 3.5 takes pandas, not Arrow
-            # with the schema given, so that an integer column with nulls (NaN in pandas) stays
-            # an integer column, and an empty table keeps its columns
+            # as Python rows with the schema given: pandas would hold an integer column with
+            # nulls as floats with NaN, which Spark 3.5 refuses (exact, and slow for big tables;
+            # the gate sends Spark small ones), and an empty table keeps its columns
             from pyspark.sql.pandas.types import from_arrow_schema
 
-            frame = self.session.createDataFrame(table.to_pandas(), schema=from_arrow_schema(table.schema))
+            frame = self.session.createDataFrame(table.to_pylist(), schema=from_arrow_schema(table.schema))
         except Exception as error:
             raise _failure(error) from None
         self._publish(name, frame)

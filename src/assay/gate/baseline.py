@@ -48,10 +48,13 @@ def missing(batch: str, baseline: str, key: str) -> exp.Select:
     )
 
 
-def latest(relation: str, key: str, order: str, *, among: str | None = None) -> exp.Select:
-    """Each key's latest record in ``relation`` (only the keys of relation ``among``, if given).
+def latest(
+    relation: str, key: str, order: str, columns: list[str], *, among: str | None = None
+) -> exp.Select:
+    """Each key's latest record in ``relation`` (only the keys of relation ``among``, if given),
+    its ``columns`` named one by one (``* EXCEPT`` is not Spark 3.5's).
 
-    >>> "ROW_NUMBER" in latest("r", "id", "d", among="k").sql("duckdb").upper()
+    >>> "ROW_NUMBER" in latest("r", "id", "d", ["id", "d"], among="k").sql("duckdb").upper()
     True
     """
     number = exp.Window(
@@ -66,7 +69,7 @@ def latest(relation: str, key: str, order: str, *, among: str | None = None) -> 
             exp.In(this=exp.column(key, "__r", quoted=True), query=exp.Subquery(this=wanted))
         )
     return (
-        exp.select(exp.Star(except_=[_q("__n")]))
+        exp.select(*(_q(name) for name in columns))
         .from_(exp.alias_(exp.Subquery(this=ranked), "__ranked", table=True))
         .where(exp.EQ(this=_q("__n"), expression=exp.Literal.number(1)))
     )

@@ -377,7 +377,7 @@ class Gate:
             self.engine.register_arrow(OLDER_ROWS + "_read", rows.select(schema.names).cast(schema))
             candidates = OLDER_ROWS + "_read"
         older = self.engine.query(
-            baseline_module.latest(candidates, opts.key, opts.order, among=MISSING_KEYS)
+            baseline_module.latest(candidates, opts.key, opts.order, schema.names, among=MISSING_KEYS)
         )
         if not older.num_rows:
             return None
