@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from assay.lake.readers import ReadOptions
 
 DEFAULT_MASTER = "local[2]"
+SPREAD_BYTES = 16 << 20  # a staged CSV this large is spread over the shuffle partitions
 
 # The session a SparkEngine builds when none is handed to it; ASSAY_SPARK_CONF overrides these.
 DEFAULT_CONF: dict[str, str] = {
@@ -572,11 +573,13 @@ class SparkEngine(Engine):
                 .schema(schema)
                 .csv(path)
                 .withColumn(row, F.monotonically_increasing_id())
-                # multiLine (a quoted cell may hold a line break) makes one task of a file:
-                # spread over the shuffle partitions, so what reads the records runs in parallel
-                .repartition(_partitions(self.session))
-                .persist(StorageLevel.MEMORY_AND_DISK)
             )
+            if _size(path) >= SPREAD_BYTES:
+                # multiLine (a quoted cell may hold a line break) makes one task of a file:
+                # spread over the shuffle partitions, so what reads the records runs in
+                # parallel (a small file is not worth the shuffle)
+                checked = checked.repartition(_partitions(self.session))
+            checked = checked.persist(StorageLevel.MEMORY_AND_DISK)
             self._cached.append(checked)
             names = [c for c in checked.columns if c not in (corrupt, row)]
             # one job: the records per partition, and the rejected ones (a handful, if any)
@@ -674,6 +677,14 @@ class SparkEngine(Engine):
         self._cached.clear()
         if self._owns_session:
             self.session.stop()
+
+
+def _size(path: str) -> int:
+    """A local file's size in bytes (0 when it is not one: a cluster's path)."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def _partitions(session: SparkSession) -> int:
