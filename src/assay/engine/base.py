@@ -11,7 +11,7 @@ import abc
 import bisect
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -74,7 +74,6 @@ class StagedText:
     first_line: int = 2  # the line of the first record (after the header)
     # Spark's ids: (partition -> records before it) and the bits of an id within its partition
     offsets: dict[int, int] | None = None
-    skipped: list[int] = field(default_factory=list)  # reject lines, sorted (ids count good records)
 
     def lines(self, ids: Sequence[int]) -> list[int]:
         """The file line of each row id, assuming one line per record.
@@ -85,7 +84,8 @@ class StagedText:
         if self.offsets is not None:
             low = (1 << 33) - 1
             return [self.offsets[i >> 33] + (i & low) + self.first_line for i in ids]
-        return [_line_of(int(i), self.skipped, self.first_line) for i in ids]
+        skipped = sorted(r.line for r in self.rejects)
+        return [_line_of(int(i), skipped, self.first_line) for i in ids]
 
 
 def positions(count: int) -> pa.Array:
@@ -182,7 +182,7 @@ class Engine(abc.ABC):
         text, rejects = self.read_csv_text(path, read, compression)
         text = text.append_column(row, positions(text.num_rows))
         self.register_arrow(name, text)
-        return StagedText(name, text.num_rows, rejects, skipped=sorted(r.line for r in rejects))
+        return StagedText(name, text.num_rows, rejects)
 
     def write_parquet(self, query: exp.Query, folder: Path) -> list[Path]:
         """Write the rows of ``query`` as Parquet files into the new folder ``folder``; return

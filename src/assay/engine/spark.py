@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from sqlglot import exp
 
 from assay.engine.base import Column, DataKind, Engine, EngineError, Reject, StagedText
@@ -503,50 +502,16 @@ class SparkEngine(Engine):
     def read_csv_text(
         self, path: str, read: ReadOptions | None = None, compression: str = "none"
     ) -> tuple[pa.Table, list[Reject]]:
-        # Spark keeps no line numbers: a rejected record is reported by its position among the
-        # records, counted as a line of the file (the header is line 1): the file's line number
-        # unless a quoted cell above it spans lines. Its text is Spark's corrupt-record column.
-        from pyspark.sql.types import StringType, StructField, StructType
-
-        options = self._csv_options(path, read, compression)
-        header, delimiter, quote = options["header"] == "true", options["sep"], options["quote"]
-        frame = self._text_frame(path, read, compression, options)
-        corrupt = "__corrupt"
-        schema = StructType(
-            [StructField(c, StringType()) for c in frame.columns] + [StructField(corrupt, StringType())]
+        # The records staged in Spark (stage_csv_text), then brought back in file order.
+        row = "__csv_row"
+        staged = self.stage_csv_text("__csv_text", path, read, compression, row=row)
+        names = [c.name for c in self.columns(staged.name) if c.name != row]
+        query = (
+            exp.select(*(exp.column(n, quoted=True) for n in names))
+            .from_(exp.to_identifier(staged.name, quoted=True))
+            .order_by(exp.column(row, quoted=True))
         )
-        try:
-            checked = (
-                self.session.read.options(**options, columnNameOfCorruptRecord=corrupt)
-                .schema(schema)
-                .csv(path)
-            )
-            names = [c for c in checked.columns if c != corrupt]
-            self._publish("__csv_checked", checked)
-            # blank cells as "", the given null strings as NULL: as register_csv_text reads them
-            cells = self._null_strings("__csv_checked", names, read)
-            cells = cells.select(exp.column(corrupt, quoted=True))
-            table = _to_arrow(self.session.sql(self.render(cells)))
-        except EngineError:
-            raise
-        except Exception as error:
-            raise _failure(error) from None
-        # the rejected records found with Arrow (a million-row batch has a handful, if any)
-        flagged = table.column(corrupt)
-        keep = pc.is_null(flagged)
-        first = 2 if header else 1
-        rejects = []
-        if flagged.null_count < len(flagged):
-            positions = pc.indices_nonzero(pc.invert(keep)).to_pylist()
-            texts = flagged.take(pa.array(positions, pa.int64())).to_pylist()
-            rejects = [
-                Reject(i + first, str(text), _reject_reason(str(text), len(names), delimiter, quote))
-                for i, text in zip(positions, texts, strict=True)
-            ]
-        rows = table.filter(keep).drop_columns([corrupt]) if rejects else table.drop_columns([corrupt])
-        if not header:
-            rows = rows.rename_columns([f"column{i}" for i in range(rows.num_columns)])
-        return rows, rejects
+        return self.inspect(query), staged.rejects
 
     def stage_csv_text(
         self, name: str, path: str, read: ReadOptions | None, compression: str, *, row: str

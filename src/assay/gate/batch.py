@@ -152,9 +152,15 @@ def _picked(engine: Engine, query: exp.Select, rows: list[int] | None) -> exp.Se
         return query
     if not rows:
         return query.where(exp.false())
-    engine.register_arrow("__batch_wanted", pa.table({ROW: pa.array(rows, pa.int64())}))
-    wanted = exp.select(exp.column(ROW, quoted=True)).from_(exp.to_identifier("__batch_wanted", quoted=True))
-    return query.where(exp.In(this=exp.column(ROW, quoted=True), query=exp.Subquery(this=wanted)))
+    return query.where(in_rows(engine, rows, "__batch_wanted"))
+
+
+def in_rows(engine: Engine, rows: list[int], name: str) -> exp.Expr:
+    """``ROW IN (the rows)``: the rows registered with the engine as table ``name`` (a list of a
+    million positions stays one Arrow array, not a million literals in the SQL)."""
+    engine.register_arrow(name, pa.table({ROW: pa.array(rows, pa.int64())}))
+    listed = exp.select(exp.column(ROW, quoted=True)).from_(exp.to_identifier(name, quoted=True))
+    return exp.In(this=exp.column(ROW, quoted=True), query=exp.Subquery(this=listed))
 
 
 def blank_is_null(field: pa.Field) -> bool:

@@ -719,11 +719,7 @@ class Gate:
         query = exp.select(exp.Star()).from_(exp.to_identifier(table, quoted=True))
         if not rows:
             return query
-        self.engine.register_arrow(EXCLUDED, pa.table({ROW: pa.array(rows, pa.int64())}))
-        excluded = exp.select(exp.column(ROW, quoted=True)).from_(exp.to_identifier(EXCLUDED, quoted=True))
-        return query.where(
-            exp.not_(exp.In(this=exp.column(ROW, quoted=True), query=exp.Subquery(this=excluded)))
-        )
+        return query.where(exp.not_(batches.in_rows(self.engine, rows, EXCLUDED)))
 
     def _per_date(self, table: str) -> dict[Any, int]:
         """The rows of ``table`` per statement date (one query; dates with no row are absent)."""
