@@ -17,7 +17,15 @@ the fixtures into that folder's ``conftest.py``::
 
 from __future__ import annotations
 
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,7 +37,7 @@ ENGINES = ("duckdb", "spark")
 def spark_session() -> Iterator[Any]:
     from assay.engine.spark import build_session
 
-    session = build_session("local[2]")
+    session = build_session(os.environ.get("ASSAY_TEST_SPARK_MASTER") or "local[2]")
     yield session
     session.stop()
 
@@ -73,3 +81,88 @@ def assert_same_results(result: Any, reference: Any) -> None:
             assert (
                 result.row_level.column(column).to_pylist() == reference.row_level.column(column).to_pylist()
             )
+
+
+@pytest.fixture(scope="session")
+def spark_connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Spark Connect server for the session (PySpark's own, ``local[2]``, assay's defaults),
+    started as a process of its own; yields its ``sc://`` URL and stops it at the end.
+
+    A Python process holds either a classic SparkSession or Spark Connect sessions, never both
+    (PySpark marks the process as Connect for good), so tests reach this server from another
+    process: ``assay`` commands run by :func:`run_assay_commands`."""
+    import pyspark
+
+    from assay.engine.spark import DEFAULT_CONF
+
+    home = Path(pyspark.__file__).parent
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings = DEFAULT_CONF | {
+        "spark.connect.grpc.binding.address": "127.0.0.1",
+        "spark.connect.grpc.binding.port": str(port),
+    }
+    log = tmp_path_factory.mktemp("spark-connect") / "server.log"
+    command = [str(home / "bin" / "spark-submit"), "--master", "local[2]"]
+    for key, value in settings.items():
+        command += ["--conf", f"{key}={value}"]
+    command += ["--class", "org.apache.spark.sql.connect.service.SparkConnectServer", "spark-internal"]
+    with log.open("wb") as out:
+        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=log.parent)
+    try:
+        deadline = time.monotonic() + 180
+        while True:  # until the server listens (it takes a JVM's start, about 10 s)
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"the Spark Connect server did not start:\n{log.read_text()[-3000:]}")
+                time.sleep(0.2)
+        yield f"sc://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        try:
+            server.wait(60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+_COMMANDS = """
+import contextlib, io, json, sys, time
+from assay.cli import main
+done, results = [], sys.argv[1]
+for argv in json.load(sys.stdin):
+    out, err = io.StringIO(), io.StringIO()
+    sys.argv = ["assay", *argv]
+    code, start = 0, time.perf_counter()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main()
+        except SystemExit as stop:
+            code = int(stop.code or 0)
+    done.append({"code": code, "out": out.getvalue(), "err": err.getvalue(),
+                 "seconds": time.perf_counter() - start})
+with open(results, "w") as file:
+    json.dump(done, file)
+"""
+
+
+def run_assay_commands(commands: list[list[str]], env: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Run ``assay ARGS...`` for each argument list, in order, in one fresh Python process (one
+    import of PySpark for all of them); each gives ``{"code", "out", "err"}``."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "results.json"
+        done = subprocess.run(
+            [sys.executable, "-c", _COMMANDS, str(path)],
+            input=json.dumps(commands),
+            capture_output=True,
+            text=True,
+            env=os.environ | (env or {}),
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        results: list[dict[str, Any]] = json.loads(path.read_text())
+    return results

@@ -2,4 +2,4 @@
 SparkSession and the per-engine ``engine`` fixture for the Spark engine."""
 
 from pgserver import postgres_server, postgres_url  # noqa: F401
-from sparksession import engine, spark_session  # noqa: F401
+from sparksession import engine, spark_connect_url, spark_session  # noqa: F401

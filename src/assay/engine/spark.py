@@ -196,10 +196,20 @@ def build_session(master: str | None = None, conf: dict[str, str] | None = None)
         SparkSession.builder.remote(url) if url.startswith("sc://") else SparkSession.builder.master(url)
     )
     builder = builder.appName("assay")
+    if url.startswith("sc://"):
+        # a Connect server's static settings (its UI, its log level, its parallelism) are the
+        # server's own: a client can set only the session's SQL settings, and would be warned
+        # for each of the others; a setting from the user's file or ``conf`` is always sent
+        settings = {k: v for k, v in settings.items() if k.startswith("spark.sql.") or k not in DEFAULT_CONF}
     for key, value in settings.items():
         builder = builder.config(key, value)
     try:
         return builder.getOrCreate()
+    except ImportError as error:  # Spark Connect's client needs grpcio and friends
+        raise ConfigError(
+            f"Spark Connect ({url}) needs PySpark's connect client: pip install 'assay[spark-connect]'"
+            f" ({_one_line(error)})"
+        ) from None
     except Exception as error:  # the JVM would not start: no Java, a bad master URL
         raise PlatformError(f"cannot start Spark: {_one_line(error)}") from None
 
@@ -244,9 +254,11 @@ class SparkEngine(Engine):
     ) -> None:
         super().__init__()
         _quiet()
-        if session is None:
+        url = master or os.environ.get("ASSAY_SPARK_MASTER") or ""
+        if session is None and not url.startswith("sc://"):
             # a session already running in this process (a notebook's, a test suite's) is used
-            # and left running: getOrCreate would return it, and stopping it is not ours to do
+            # and left running: getOrCreate would return it, and stopping it is not ours to do;
+            # a Spark Connect URL always gets a session of its own on that server
             from pyspark.sql import SparkSession
 
             session = SparkSession.getActiveSession()
@@ -305,7 +317,12 @@ class SparkEngine(Engine):
     def register_arrow(self, name: str, data: pa.Table | pa.RecordBatchReader) -> None:
         table = data.read_all() if isinstance(data, pa.RecordBatchReader) else data
         try:
-            frame = self.session.createDataFrame(table)
+            if table.num_rows == 0:  # Spark Connect infers no schema from an empty Arrow table
+                from pyspark.sql.pandas.types import from_arrow_schema
+
+                frame = self.session.createDataFrame([], schema=from_arrow_schema(table.schema))
+            else:
+                frame = self.session.createDataFrame(table)
         except TypeError:  # Spark 3.5 takes pandas, not Arrow
             # as Python rows with the schema given: pandas would hold an integer column with
             # nulls as floats with NaN, which Spark 3.5 refuses (exact, and slow for big tables;
@@ -333,6 +350,7 @@ class SparkEngine(Engine):
             )
         try:
             frame = self.session.table(table)
+            frame.schema  # noqa: B018 -- Spark Connect resolves a table only when asked for its schema
         except Exception as error:
             found = _failure(error)
             if isinstance(found, EngineError):
@@ -587,7 +605,7 @@ class SparkEngine(Engine):
             before = self.session.conf.get(key, None)
             self.session.conf.set(key, "TIMESTAMP_MICROS")
             try:
-                self.session.sql(self.render(query)).write.mode("errorifexists").parquet(str(folder))
+                self.session.sql(self.render(query)).write.mode("error").parquet(str(folder))
             finally:
                 if before is None:
                     self.session.conf.unset(key)
