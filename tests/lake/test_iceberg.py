@@ -255,7 +255,11 @@ def test_parquet_files_hold_exactly_the_rows_a_read_returns(warehouse: Warehouse
         warehouse.commit(
             TABLE, pa.concat_tables([accounts(c, m, 5, first_id) for c in ("B1", "B2") for m in (JAN, FEB)])
         )
-    for where in ({"contributor_id": "B2", "statement_date": FEB}, {"contributor_id": ["B1", "B2"]}):
+    for where in (
+        {"contributor_id": "B2", "statement_date": FEB},
+        {"contributor_id": ["B1", "B2"]},
+        {"contributor_id": "B1", "statement_date": [JAN, FEB]},  # the gate's older months, one plan
+    ):
         files = warehouse.parquet_files(TABLE, where)
         assert files is not None and len(files) == warehouse.scan_files(TABLE, where)
         scanned = pa.concat_tables([pq.read_table(path) for path in files]).select(SCHEMA.names)
@@ -391,6 +395,19 @@ def test_a_replace_of_no_months_is_an_append(warehouse: Warehouse) -> None:
     assert (done.rows_added, done.rows_deleted) == (2, 0)
     assert warehouse.snapshots(TABLE)[-1].operation == "append"
     assert warehouse.tables()[0].rows == 5
+    # a month never committed replaces nothing: an append too (the gate's first file of a month)
+    done = warehouse.commit(
+        TABLE, accounts("B1", MAR, 4), replace={"contributor_id": "B1", "statement_date": [MAR]}
+    )
+    assert (done.rows_added, done.rows_deleted) == (4, 0)
+    assert warehouse.snapshots(TABLE)[-1].operation == "append"
+    # and a month committed before is replaced in an overwrite
+    done = warehouse.commit(
+        TABLE, accounts("B1", MAR, 1), replace={"contributor_id": "B1", "statement_date": [MAR]}
+    )
+    assert (done.rows_added, done.rows_deleted) == (1, 4)
+    assert warehouse.snapshots(TABLE)[-1].operation == "overwrite"
+    assert warehouse.tables()[0].rows == 6
 
 
 def test_a_replace_on_other_columns_rewrites_only_the_matching_rows(warehouse: Warehouse) -> None:

@@ -350,15 +350,11 @@ class Gate:
         if not months:
             return None
         self.engine.register_arrow(MISSING_KEYS, keys)
-        files: list[Path] = []
-        for month in months:
-            found = warehouse.parquet_files(
-                opts.table, {opts.contributor_column: self.contributor, opts.order: month}
-            )
-            if not found:
-                files = []
-                break
-            files += found
+        # one scan plan for all the months (one per month cost a manifest read each: 4.5 of the
+        # demo's 73 profiled seconds)
+        files = warehouse.parquet_files(
+            opts.table, {opts.contributor_column: self.contributor, opts.order: months}
+        )
         candidates = None
         if files:
             try:

@@ -587,14 +587,21 @@ def _stage(
         transaction.set_properties({TableProperties.DEFAULT_NAME_MAPPING: mapping})
     update = transaction.update_snapshot(snapshot_properties=properties)
     added = sum(f.record_count for f in files)
-    if predicate is None or replace is None or predicate == AlwaysFalse():
+    removed: list[DataFile] = []
+    kept: list[DataFile] = []
+    if predicate is not None and replace is not None and predicate != AlwaysFalse():
+        removed, kept = _remove_matching(table, name, predicate, replace)
+    if not removed and not kept:
+        # nothing to replace (a month gated for the first time): an append, which spares the
+        # overwrite's second plan of the table (a rival's commit in between fails ours, which
+        # is staged again on the fresh table: see commit)
         with update.fast_append() as append:
             for data_file in files:
                 append.append_data_file(data_file)
         return transaction, CommitInfo(append.snapshot_id, added, 0), []
+    assert predicate is not None
     with update.overwrite() as overwrite:
         overwrite.delete_by_predicate(predicate)
-        removed, kept = _remove_matching(table, name, predicate, replace)
         for data_file in removed:
             overwrite.delete_data_file(data_file)
         for data_file in [*kept, *files]:
