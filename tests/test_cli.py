@@ -419,6 +419,8 @@ JSON_RUNS: dict[str, str] = {
     "check plan": "{ws}/checks/trades.yaml --workspace {ws} --json",
     "check export-dqdl": "{ws}/checks/trades.yaml --json",
     "check import-odcs": "{tmp}/contract.yaml --json",
+    "run": "--due --now 2026-12-01T07:00:00Z --workspace {ws} --json",
+    "scheduler": "--workspace {ws} --json --passes 1",
 }
 
 

@@ -893,8 +893,11 @@ def main() -> None:
 def _register_check_app() -> None:
     # At the end, so that the check commands' module can use this one's options and consoles.
     from assay._cli_check import check_app
+    from assay._cli_schedule import run_due, scheduler
 
     app.add_typer(check_app, name="check")
+    app.command("run")(run_due)
+    app.command("scheduler")(scheduler)
 
 
 _register_check_app()

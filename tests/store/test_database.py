@@ -28,6 +28,7 @@ TABLES = {
     "load_columns",
     "load_values",
     "value_sets",
+    "schedule_ticks",
     "judgements",
     "decisions",
     "decision_sources",

@@ -40,9 +40,10 @@ from assay.store.records import (
     RunRecord,
     require_aware,
 )
+from assay.store.schedules import ScheduleRecords
 
 
-class MetricStore(ProfileRecords, CheckRecords):
+class MetricStore(ProfileRecords, CheckRecords, ScheduleRecords):
     """Keeps every metric assay measures, keyed by dataset, load and :class:`MetricKey`.
 
     Open one with :meth:`open` and close it (or use it as a context manager). It holds a

@@ -7,7 +7,7 @@ them on both backends.
 
 >>> sorted(metadata.tables)  # doctest: +NORMALIZE_WHITESPACE
 ['check_outcomes', 'datasets', 'decision_sources', 'decisions', 'judgements', 'load_columns',
- 'load_values', 'loads', 'metrics', 'outcomes', 'runs', 'value_sets']
+ 'load_values', 'loads', 'metrics', 'outcomes', 'runs', 'schedule_ticks', 'value_sets']
 """
 
 from __future__ import annotations
@@ -266,4 +266,25 @@ check_outcomes = sa.Table(
     sa.Column("detail", sa.JSON(none_as_null=True)),
     sa.PrimaryKeyConstraint("run_id", "position"),
     sa.Index(None, "dataset_id", "expectation", "at"),
+)
+
+# --- schedules (migration 0006) -----------------------------------------------------------------
+
+# One tick of a profile's schedule that a scheduler claimed (inserting the row is the claim: the
+# primary key makes it exactly-once), the run it started and how that run ended. ``document`` is
+# the check document's path relative to the workspace; ``tick`` the instant, in UTC.
+schedule_ticks = sa.Table(
+    "schedule_ticks",
+    metadata,
+    sa.Column("document", sa.String(500), nullable=False),
+    sa.Column("profile", sa.String(200), nullable=False),
+    sa.Column("tick", UTCDateTime, nullable=False),
+    sa.Column("logical_date", sa.Date, nullable=False),
+    sa.Column("dataset", sa.String(200), nullable=False),
+    sa.Column("state", sa.String(20), nullable=False),
+    sa.Column("run_id", sa.String(36)),
+    sa.Column("claimed_at", UTCDateTime, nullable=False),
+    sa.Column("finished_at", UTCDateTime),
+    sa.Column("message", sa.Text),
+    sa.PrimaryKeyConstraint("document", "profile", "tick"),
 )

@@ -209,6 +209,7 @@ class Profile(_Strict):
     dimensions: tuple[str, ...] = ()
     top_k: Annotated[int, Field(ge=1, le=10_000)] = 50
     schedule: str | None = None
+    timezone: str = "UTC"
     metrics: tuple[str | dict[str, Any], ...] = ()
 
     @field_validator("id")
@@ -216,6 +217,29 @@ class Profile(_Strict):
     def _id(cls, value: str) -> str:
         if not _ID.match(value):
             raise ValueError(f"'{value}' is not an id: use letters, digits, '_' and '-'")
+        return value
+
+    @field_validator("schedule")
+    @classmethod
+    def _schedule(cls, value: str | None) -> str | None:
+        from croniter import croniter
+
+        if value is not None and not croniter.is_valid(value):
+            raise ValueError(
+                f"'{value}' is not a cron expression: five fields, minute hour day-of-month month "
+                'day-of-week ("30 6 * * *" is 06:30 every day)'
+            )
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"'{value}' is not a time zone: use an IANA name such as Europe/Paris") from None
         return value
 
     def spec(self, key: str) -> MetricSpec | None:

@@ -1,0 +1,158 @@
+"""``assay run --due`` and ``assay scheduler``: the profiles' schedules, one pass or continuously.
+
+Imported by :mod:`assay.cli`, which registers the commands; parsing and rendering only, the work is
+in :mod:`assay.platform.schedule`.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from assay._cli_common import EngineOption, SparkMasterOption, StoreOption, WorkspaceOption, err, out
+from assay.errors import ConfigError
+from assay.workspace import Workspace, store_url
+
+if TYPE_CHECKING:
+    from assay.platform.schedule import Due, Pass
+
+_STYLE = {"completed": "green", "config_error": "yellow", "system_error": "magenta"}
+
+
+def _print_pass(done: Pass) -> None:
+    for problem in done.problems:
+        err.print(f"[yellow]skipped[/yellow] {escape(problem)}", highlight=False)
+    for started in done.started:
+        item = started.due
+        tick = f"{item.tick:%Y-%m-%d %H:%M} UTC"
+        where = f"{escape(item.scheduled.name)} {escape(item.profile)} at {item.at} (tick {tick})"
+        if not started.claimed:
+            out.print(f"{where}: taken by another scheduler", highlight=False)
+            continue
+        style = _STYLE.get(started.state or "", "")
+        state = f"[{style}]{started.state}[/{style}]" if style else str(started.state)
+        s = started.summary
+        counts = (
+            f"; {s.get('passed', 0)} passed, {s.get('failed', 0)} failed, "
+            f"{s.get('config_error', 0)} config error, {s.get('system_error', 0)} system error, "
+            f"{s.get('skipped', 0)} skipped"
+            if s
+            else ""
+        )
+        out.print(
+            f"{where}: {state}{counts}" + (f" (run {started.run_id})" if started.run_id else ""),
+            highlight=False,
+        )
+        if started.message:
+            out.print(f"  {escape(started.message)}", highlight=False)
+    if not done.started:
+        out.print(f"nothing due at {done.now.isoformat()}", highlight=False)
+    if done.next_tick is not None:
+        out.print(f"next tick: {done.next_tick.isoformat()}", highlight=False)
+
+
+def run_due(
+    due: Annotated[
+        bool,
+        typer.Option(
+            "--due",
+            help="Start every scheduled profile whose latest tick has not run yet (required: "
+            "the only kind of pass there is so far).",
+        ),
+    ] = False,
+    now: Annotated[
+        str | None,
+        typer.Option(
+            help="The pass's time (ISO 8601; naive means UTC): which ticks are due, and the runs' clock.",
+            show_default="the current time",
+        ),
+    ] = None,
+    workspace: WorkspaceOption = None,
+    store: StoreOption = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the pass as one JSON object.")] = False,
+    engine: EngineOption = "duckdb",
+    spark_master: SparkMasterOption = None,
+) -> None:
+    """One scheduler pass, then exit (for cron, Airflow or a Kubernetes CronJob): run the checks of
+    every profile in <workspace>/checks/*.yaml whose schedule has a tick due, each with its tick's
+    date as --at. Exit 0 when every run completed; 1 when one did not, or a document was skipped
+    (it does not validate: the others still run); 2 on a mistake in the command."""
+    from assay.judge.evaluation import parse_now
+    from assay.platform.schedule import run_pass
+    from assay.store import MetricStore
+
+    if not due:
+        raise ConfigError("assay run needs --due: it starts the scheduled profiles whose tick is due")
+    space = Workspace(workspace)
+    space.ensure()
+    with MetricStore.open(store_url(store), workspace=space.root) as metric_store:
+        done = run_pass(space, metric_store, parse_now(now), engine=engine, spark_master=spark_master)
+    if json_out:
+        sys.stdout.write(json.dumps(done.to_dict(), indent=2) + "\n")
+    else:
+        _print_pass(done)
+    if done.problems or any(s.claimed and s.state != "completed" for s in done.started):
+        raise typer.Exit(1)
+
+
+def scheduler(
+    workspace: WorkspaceOption = None,
+    store: StoreOption = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print each pass as one JSON object per line.")
+    ] = False,
+    engine: EngineOption = "duckdb",
+    spark_master: SparkMasterOption = None,
+    passes: Annotated[
+        int | None,
+        typer.Option(min=1, help="Stop after this many passes.", show_default="run until SIGTERM"),
+    ] = None,
+) -> None:
+    """Run in the foreground: a pass now, then one at each profile's next tick (documents are read
+    again at least every minute). SIGTERM or Ctrl-C stops it cleanly: a run in progress finishes
+    first, then it exits 0."""
+    from assay.platform.schedule import serve
+    from assay.store import MetricStore
+
+    stop = threading.Event()
+
+    def _stop(signum: int, _frame: Any) -> None:
+        err.print(f"{signal.Signals(signum).name}: stopping after the current run", highlight=False)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    space = Workspace(workspace)
+    space.ensure()
+
+    def _on_pass(done: Pass) -> None:
+        if json_out:
+            sys.stdout.write(json.dumps(done.to_dict()) + "\n")
+            sys.stdout.flush()
+        elif done.started or done.problems:
+            _print_pass(done)
+
+    def _on_start(item: Due) -> None:
+        err.print(
+            f"starting {escape(item.scheduled.name)} {escape(item.profile)} at {item.at}", highlight=False
+        )
+
+    err.print(f"scheduler: workspace {space.root}; SIGTERM stops it", highlight=False)
+    with MetricStore.open(store_url(store), workspace=space.root) as metric_store:
+        passes = serve(
+            space,
+            metric_store,
+            stop,
+            on_pass=_on_pass,
+            on_start=_on_start,
+            engine=engine,
+            spark_master=spark_master,
+            most=passes,
+        )
+    err.print(f"scheduler: stopped after {passes} pass(es)", highlight=False)

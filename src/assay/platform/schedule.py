@@ -1,0 +1,280 @@
+"""Schedules: each profile's ``schedule`` (cron, in its ``timezone``) decides when its checks run.
+
+A pass (``assay run --due``, or each wake-up of ``assay scheduler``) reads the check documents of
+the workspace (``<workspace>/checks/*.yaml`` of ``kind: DatasetChecks``), and for every profile
+with a schedule finds its latest tick at or before the pass's time. A tick later than the last
+one the store holds for that profile is due: the pass claims it in the store (inserting its row;
+of two schedulers that see the same tick exactly one succeeds) and runs the profile's
+expectations as ``assay check run`` would, with the tick's date in the schedule's time zone as
+the run's logical date (``--at``). Only the latest tick is due, however many were missed: a
+scheduler that was down for three days runs each profile once when it comes back, not three
+times (docs/operations.md says why).
+
+>>> from datetime import UTC, datetime
+>>> latest_tick("30 6 * * *", "Europe/Paris", datetime(2026, 12, 1, 5, 0, tzinfo=UTC)).isoformat()
+'2026-11-30T05:30:00+00:00'
+>>> latest_tick("30 6 * * *", "Europe/Paris", datetime(2026, 12, 1, 5, 30, tzinfo=UTC)).isoformat()
+'2026-12-01T05:30:00+00:00'
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
+
+import yaml
+
+from assay.errors import AssayError, ConfigError
+from assay.workspace import Workspace
+
+if TYPE_CHECKING:
+    from assay.platform.checks.document import Document
+    from assay.store import MetricStore
+
+KIND = "DatasetChecks"
+IDLE_WAIT_S = 60.0
+"""The longest a scheduler sleeps between passes: documents added or edited while it sleeps
+are read within a minute."""
+
+
+def latest_tick(schedule: str, timezone: str, now: datetime) -> datetime:
+    """The latest tick of cron ``schedule`` in ``timezone`` at or before ``now``, in UTC.
+
+    A local time that a daylight-saving change skips (02:30 on a spring-forward night) is the
+    first minute after the gap, and one that it repeats is its first occurrence (croniter's
+    reading of wall-clock time)."""
+    from croniter import croniter
+
+    local = now.astimezone(ZoneInfo(timezone)) + timedelta(microseconds=1)  # a tick at `now` counts
+    tick: datetime = croniter(schedule, local).get_prev(datetime)
+    return tick.astimezone(UTC)
+
+
+def next_tick(schedule: str, timezone: str, now: datetime) -> datetime:
+    """The first tick of ``schedule`` strictly after ``now``, in UTC."""
+    from croniter import croniter
+
+    tick: datetime = croniter(schedule, now.astimezone(ZoneInfo(timezone))).get_next(datetime)
+    return tick.astimezone(UTC)
+
+
+@dataclass(frozen=True)
+class Scheduled:
+    """A check document of the workspace with at least one scheduled profile."""
+
+    name: str  # its path relative to the workspace, with '/': how the store keys its ticks
+    path: Path
+    document: Document
+
+
+@dataclass(frozen=True)
+class Due:
+    """A profile's tick that a pass found due."""
+
+    scheduled: Scheduled
+    profile: str
+    schedule: str
+    timezone: str
+    tick: datetime  # UTC
+    at: date  # the tick's date in the schedule's time zone: the run's logical date
+
+    @property
+    def expectations(self) -> list[str]:
+        """The ids of the document's expectations that read this profile."""
+        document = self.scheduled.document
+        return [e.id for e in document.expectations if document.expectation_profile(e).id == self.profile]
+
+
+@dataclass
+class Started:
+    """What a pass did with one due tick."""
+
+    due: Due
+    claimed: bool  # False: another scheduler had taken the tick
+    state: str | None = None  # the run's state: completed, config_error, system_error
+    run_id: str | None = None
+    summary: dict[str, Any] = field(default_factory=dict)
+    message: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "document": self.due.scheduled.name,
+            "dataset": self.due.scheduled.document.dataset.name,
+            "profile": self.due.profile,
+            "schedule": self.due.schedule,
+            "timezone": self.due.timezone,
+            "tick": self.due.tick.isoformat(),
+            "at": self.due.at.isoformat(),
+            "claimed": self.claimed,
+            "state": self.state,
+            "run_id": self.run_id,
+            "summary": self.summary,
+            "message": self.message,
+        }
+
+
+@dataclass
+class Pass:
+    """One pass of the scheduler: the documents it read, what was due, what it started."""
+
+    now: datetime
+    started: list[Started] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # documents that could not be read
+    next_tick: datetime | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "now": self.now.isoformat(),
+            "runs": [s.to_dict() for s in self.started],
+            "problems": self.problems,
+            "next_tick": None if self.next_tick is None else self.next_tick.isoformat(),
+        }
+
+
+def scheduled_documents(workspace: Workspace) -> tuple[list[Scheduled], list[str]]:
+    """The workspace's check documents with a scheduled profile, and one line per document that
+    claims to be a check document but does not validate (it is skipped; the others run)."""
+    from assay.platform.checks.document import DocumentError, load_document
+
+    folder = workspace.root / "checks"
+    found: list[Scheduled] = []
+    problems: list[str] = []
+    for path in sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")]):
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+            problems.append(f"{path}: cannot be read: {str(error).splitlines()[0]}")
+            continue
+        if not isinstance(raw, dict) or raw.get("kind") != KIND:
+            continue  # another kind of file (a dataset's profile configuration, a contract)
+        try:
+            document = load_document(path)
+        except DocumentError as error:
+            problems.extend(str(problem) for problem in error.problems)
+            continue
+        except AssayError as error:
+            problems.append(f"{path}: {error}")
+            continue
+        if any(p.schedule for p in document.profiles):
+            name = path.relative_to(workspace.root).as_posix()
+            found.append(Scheduled(name, path, document))
+    return found, problems
+
+
+def due(documents: list[Scheduled], last: dict[tuple[str, str], datetime], now: datetime) -> Iterator[Due]:
+    """The ticks due at ``now``: per scheduled profile, its latest tick, when it is later than
+    the last one claimed (``last``, from :meth:`MetricStore.last_ticks`)."""
+    for scheduled in documents:
+        for profile in scheduled.document.profiles:
+            if not profile.schedule:
+                continue
+            tick = latest_tick(profile.schedule, profile.timezone, now)
+            claimed = last.get((scheduled.name, profile.id))
+            if claimed is None or tick > claimed:
+                at = tick.astimezone(ZoneInfo(profile.timezone)).date()
+                yield Due(scheduled, profile.id, profile.schedule, profile.timezone, tick, at)
+
+
+def earliest_next(documents: list[Scheduled], now: datetime) -> datetime | None:
+    """The first tick of any scheduled profile after ``now``."""
+    ticks = [
+        next_tick(p.schedule, p.timezone, now) for s in documents for p in s.document.profiles if p.schedule
+    ]
+    return min(ticks) if ticks else None
+
+
+def run_pass(
+    workspace: Workspace,
+    store: MetricStore,
+    now: datetime,
+    *,
+    engine: Any = None,
+    spark_master: str | None = None,
+    on_start: Callable[[Due], None] | None = None,
+) -> Pass:
+    """One pass at ``now``: claim every due tick and run its profile's expectations, one after
+    another; a run's failure is its tick's state, never the end of the pass."""
+    from assay.platform.checks.runner import run_document
+
+    if now.tzinfo is None:
+        raise ConfigError(f"--now {now.isoformat()} has no time zone: add one (Z or +01:00)")
+    documents, problems = scheduled_documents(workspace)
+    done = Pass(now, problems=problems)
+    for item in due(documents, store.last_ticks(), now):
+        scheduled = item.scheduled
+        claimed = store.claim_tick(
+            scheduled.name, item.profile, item.tick, item.at, scheduled.document.dataset.name
+        )
+        started = Started(item, claimed)
+        done.started.append(started)
+        if not claimed:
+            continue
+        if on_start is not None:
+            on_start(item)
+        try:
+            result = run_document(
+                scheduled.document,
+                scheduled.path,
+                at=item.at,
+                now=now,
+                store=store,
+                workspace=workspace,
+                only=tuple(item.expectations),
+                engine=engine,
+                spark_master=spark_master,
+            )
+        except AssayError as error:
+            started.state = "config_error" if error.exit_code == 2 else "system_error"
+            started.message = str(error)
+        else:
+            started.state, started.run_id = result.state, result.run_id
+            started.summary = dict(result.summary)
+            started.message = result.error
+        store.finish_tick(
+            scheduled.name,
+            item.profile,
+            item.tick,
+            state=started.state,
+            run_id=started.run_id,
+            message=started.message,
+        )
+    done.next_tick = earliest_next(documents, now)
+    return done
+
+
+def serve(
+    workspace: Workspace,
+    store: MetricStore,
+    stop: threading.Event,
+    *,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    on_pass: Callable[[Pass], None] | None = None,
+    on_start: Callable[[Due], None] | None = None,
+    engine: Any = None,
+    spark_master: str | None = None,
+    most: int | None = None,
+) -> int:
+    """Run passes until ``stop`` is set (by SIGTERM in ``assay scheduler``), or ``most`` passes
+    were made: one now, then one at each next tick, waking at least every :data:`IDLE_WAIT_S` to
+    read the documents again. A run in progress when ``stop`` is set finishes first. Returns the
+    number of passes made."""
+    passes = 0
+    while not stop.is_set() and (most is None or passes < most):
+        done = run_pass(
+            workspace, store, clock(), engine=engine, spark_master=spark_master, on_start=on_start
+        )
+        passes += 1
+        if on_pass is not None:
+            on_pass(done)
+        if most is not None and passes >= most:
+            break
+        wait = IDLE_WAIT_S
+        if done.next_tick is not None:
+            wait = min(wait, max(0.0, (done.next_tick - clock()).total_seconds()))
+        stop.wait(wait)
+    return passes

@@ -1,0 +1,140 @@
+"""The store's side of schedules: the ticks a scheduler claimed, and how their runs ended.
+
+:class:`ScheduleRecords` is mixed into :class:`~assay.store.metrics.MetricStore`. Claiming a tick
+is inserting its row: the primary key (document, profile, tick) lets exactly one of two
+schedulers that see the same tick start its run, on SQLite and on PostgreSQL alike.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from typing import Any, Protocol
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from assay.store import schema
+from assay.store.records import require_aware
+
+TICK_STATES = ("claimed", "completed", "config_error", "system_error")
+"""A tick is ``claimed`` from the moment a scheduler takes it until its run ends, then its
+run's state."""
+
+
+@dataclass(frozen=True)
+class TickRecord:
+    """One claimed tick of a profile's schedule."""
+
+    document: str
+    profile: str
+    tick: datetime
+    logical_date: date
+    dataset: str
+    state: str
+    run_id: str | None
+    claimed_at: datetime
+    finished_at: datetime | None
+    message: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "document": self.document,
+            "profile": self.profile,
+            "tick": self.tick.isoformat(),
+            "at": self.logical_date.isoformat(),
+            "dataset": self.dataset,
+            "state": self.state,
+            "run_id": self.run_id,
+            "claimed_at": self.claimed_at.isoformat(),
+            "finished_at": None if self.finished_at is None else self.finished_at.isoformat(),
+            "message": self.message,
+        }
+
+
+class _Store(Protocol):
+    def _transaction(self) -> AbstractContextManager[Connection]: ...
+
+
+class ScheduleRecords:
+    """Schedule-related methods of the metric store."""
+
+    def claim_tick(
+        self: _Store, document: str, profile: str, tick: datetime, logical_date: date, dataset: str
+    ) -> bool:
+        """Take ``tick`` of ``document``'s ``profile`` for this process; False when another
+        scheduler (or an earlier pass) already took it.
+
+        >>> from assay.store import MetricStore
+        >>> tick = datetime(2026, 11, 30, 6, 30, tzinfo=UTC)
+        >>> with MetricStore.open("sqlite://") as store:
+        ...     first = store.claim_tick("checks/t.yaml", "daily", tick, tick.date(), "t")
+        ...     second = store.claim_tick("checks/t.yaml", "daily", tick, tick.date(), "t")
+        >>> (first, second)
+        (True, False)
+        """
+        require_aware(tick, "tick")
+        table = schema.schedule_ticks
+        with self._transaction() as connection:
+            insert = schema.UPSERTS[connection.dialect.name](table)
+            # RETURNING says whether this insert made the row: on PostgreSQL (psycopg 3) the
+            # rowcount of an INSERT ... ON CONFLICT DO NOTHING that made it did not read 1, and
+            # two schedulers both took the tick for taken (tests/checks/test_schedule.py)
+            done = connection.execute(
+                insert.on_conflict_do_nothing(
+                    index_elements=[table.c.document, table.c.profile, table.c.tick]
+                ).returning(table.c.tick),
+                {
+                    "document": document,
+                    "profile": profile,
+                    "tick": tick,
+                    "logical_date": logical_date,
+                    "dataset": dataset,
+                    "state": "claimed",
+                    "claimed_at": datetime.now(UTC),
+                },
+            )
+            return done.first() is not None
+
+    def finish_tick(
+        self: _Store,
+        document: str,
+        profile: str,
+        tick: datetime,
+        *,
+        state: str,
+        run_id: str | None,
+        message: str | None = None,
+    ) -> None:
+        """Record how the run of a claimed tick ended."""
+        if state not in TICK_STATES[1:]:
+            raise ValueError(f"a finished tick's state is one of {', '.join(TICK_STATES[1:])}, not {state!r}")
+        table = schema.schedule_ticks
+        with self._transaction() as connection:
+            connection.execute(
+                table.update()
+                .where(table.c.document == document, table.c.profile == profile, table.c.tick == tick)
+                .values(state=state, run_id=run_id, message=message, finished_at=datetime.now(UTC))
+            )
+
+    def last_ticks(self: _Store) -> dict[tuple[str, str], datetime]:
+        """The latest claimed tick of each (document, profile)."""
+        table = schema.schedule_ticks
+        latest = sa.func.max(table.c.tick, type_=schema.UTCDateTime())
+        query = sa.select(table.c.document, table.c.profile, latest).group_by(
+            table.c.document, table.c.profile
+        )
+        with self._transaction() as connection:
+            rows = connection.execute(query).all()
+        return {(d, p): t for d, p, t in rows}
+
+    def ticks(self: _Store, document: str | None = None) -> list[TickRecord]:
+        """Every claimed tick (of ``document``, when given), oldest first."""
+        table = schema.schedule_ticks
+        query = sa.select(table).order_by(table.c.tick, table.c.document, table.c.profile)
+        if document is not None:
+            query = query.where(table.c.document == document)
+        with self._transaction() as connection:
+            rows = connection.execute(query).mappings().all()
+        return [TickRecord(**dict(row)) for row in rows]
