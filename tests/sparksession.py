@@ -83,10 +83,11 @@ def assert_same_results(result: Any, reference: Any) -> None:
             )
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def spark_connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A Spark Connect server for the session (PySpark's own, ``local[2]``, assay's defaults),
-    started as a process of its own; yields its ``sc://`` URL and stops it at the end.
+    """A Spark Connect server for a test module (PySpark's own, ``local[2]``, assay's defaults),
+    started as a process of its own; yields its ``sc://`` URL and stops it after the module (its
+    JVM would otherwise hold a gigabyte through the rest of the session).
 
     A Python process holds either a classic SparkSession or Spark Connect sessions, never both
     (PySpark marks the process as Connect for good), so tests reach this server from another

@@ -421,6 +421,7 @@ JSON_RUNS: dict[str, str] = {
     "check import-odcs": "{tmp}/contract.yaml --json",
     "run": "--due --now 2026-12-01T07:00:00Z --workspace {ws} --json",
     "scheduler": "--workspace {ws} --json --passes 1",
+    "notify test": "owners --workspace {ws} --json",
 }
 
 
@@ -447,20 +448,31 @@ def test_json_output_is_one_object_and_nothing_else(name: str, tmp_path: Path) -
         assert printed["orders"]["failed_rows"] > 0
         return
     workspace = copy(tmp_path / "ws")
+    receiver = None
+    if name == "notify test":  # a channel to send to: a real local HTTP server
+        from _receivers import Receiver
+
+        receiver = Receiver()
+        channel = f'{{type: webhook, url: "{receiver.url}/o"}}'
+        (workspace / "assay.yaml").write_text(f"channels: {{owners: {channel}}}\n")
     (tmp_path / "contract.yaml").write_text(
         "apiVersion: v3.1.0\nkind: DataContract\nid: c\n"
         "schema: [{name: t, quality: [{metric: rowCount, mustBeGreaterThan: 0}]}]\n"
     )
     decision = built()[1]["vendor"]["decisions"][0]["id"]
     args = [a.format(ws=workspace, tmp=tmp_path, decision=decision) for a in JSON_RUNS[name].split()]
-    done = subprocess.run(
-        [sys.executable, "-m", "assay", *name.split(), *args],
-        capture_output=True,
-        text=True,
-        env=cli_env(),
-        timeout=300,
-        check=False,
-    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "assay", *name.split(), *args],
+            capture_output=True,
+            text=True,
+            env=cli_env(),
+            timeout=300,
+            check=False,
+        )
+    finally:
+        if receiver is not None:
+            receiver.stop()
     assert done.returncode == 0, done.stderr
     payload = json.loads(done.stdout)  # the whole of stdout: no table or message beside it
     assert isinstance(payload, dict) and payload

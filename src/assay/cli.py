@@ -893,9 +893,11 @@ def main() -> None:
 def _register_check_app() -> None:
     # At the end, so that the check commands' module can use this one's options and consoles.
     from assay._cli_check import check_app
+    from assay._cli_notify import notify_app
     from assay._cli_schedule import run_due, scheduler
 
     app.add_typer(check_app, name="check")
+    app.add_typer(notify_app, name="notify")
     app.command("run")(run_due)
     app.command("scheduler")(scheduler)
 
