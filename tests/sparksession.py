@@ -63,6 +63,22 @@ ROW_COLUMNS = (
 )
 
 
+# the keys of a gate's run summary that differ between any two runs (ids, paths, clocks)
+VOLATILE = {"run_id", "source", "quarantine_file", "held_file", "snapshot_id", "started_at", "finished_at"}
+
+
+def assert_same_profile(mine: dict[str, Any], theirs: dict[str, Any]) -> None:
+    """Two engines' ``assay profile --json`` of one load agree: alerts, decisions and every
+    column's statistics, an estimated distinct count within the documented 10 %."""
+    assert mine["alerts"] == theirs["alerts"]
+    assert mine["decisions"] == theirs["decisions"]
+    for a, b in zip(mine["columns"], theirs["columns"], strict=True):
+        a, b = dict(a), dict(b)
+        if not b["distinct_exact"]:  # an estimate: within the documented tolerance
+            assert a.pop("distinct") == pytest.approx(b.pop("distinct"), rel=0.1)
+        assert a == b
+
+
 def assert_same_results(result: Any, reference: Any) -> None:
     """Two evaluations of one vector agree: every rule's outcome and every metric (no DQDL
     metric is estimated, so floats agree to pytest.approx's relative 1e-6; NaN equals NaN), and

@@ -22,6 +22,7 @@ from assay.gate.gate import GateOptions, GateResult
 from assay.lake.iceberg import Warehouse
 from assay.platform.flows import gate as run_gate
 from assay.store import MetricStore
+from sparksession import VOLATILE
 
 DATA = resources.files("assay.demo") / "data"
 BUREAU = bu.Bureau(
@@ -34,7 +35,6 @@ BUREAU = bu.Bureau(
     ]
 )
 TYPES = {c.id: c.type for c in BUREAU.contributors.values()}
-VOLATILE = {"run_id", "source", "quarantine_file", "held_file", "snapshot_id", "started_at", "finished_at"}
 
 
 def _files(folder: Path) -> list[tuple[str, Path]]:

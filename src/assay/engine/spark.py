@@ -181,6 +181,15 @@ def _one_line(error: Exception, limit: int = 400) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def master_url(master: str | None = None) -> str:
+    """The master a session is built for: ``master``, else ``ASSAY_SPARK_MASTER``, else ``local[2]``.
+
+    >>> master_url("sc://host:15002")
+    'sc://host:15002'
+    """
+    return master or os.environ.get("ASSAY_SPARK_MASTER") or DEFAULT_MASTER
+
+
 def build_session(master: str | None = None, conf: dict[str, str] | None = None) -> SparkSession:
     """A SparkSession for ``master`` (else ``ASSAY_SPARK_MASTER``, else ``local[2]``) with
     assay's defaults, then the settings of the ``ASSAY_SPARK_CONF`` file, then ``conf``."""
@@ -190,7 +199,7 @@ def build_session(master: str | None = None, conf: dict[str, str] | None = None)
     if os.environ.get("ASSAY_SPARK_CONF"):
         settings |= read_conf(os.environ["ASSAY_SPARK_CONF"])
     settings |= conf or {}
-    url = master or os.environ.get("ASSAY_SPARK_MASTER") or DEFAULT_MASTER
+    url = master_url(master)
     # sc://host:15002 is a Spark Connect server (pyspark[connect]); anything else a master URL
     builder = (
         SparkSession.builder.remote(url) if url.startswith("sc://") else SparkSession.builder.master(url)
@@ -254,8 +263,7 @@ class SparkEngine(Engine):
     ) -> None:
         super().__init__()
         _quiet()
-        url = master or os.environ.get("ASSAY_SPARK_MASTER") or ""
-        if session is None and not url.startswith("sc://"):
+        if session is None and not master_url(master).startswith("sc://"):
             # a session already running in this process (a notebook's, a test suite's) is used
             # and left running: getOrCreate would return it, and stopping it is not ours to do;
             # a Spark Connect URL always gets a session of its own on that server
@@ -315,11 +323,11 @@ class SparkEngine(Engine):
     # --- registering ---------------------------------------------------------------------------
 
     def register_arrow(self, name: str, data: pa.Table | pa.RecordBatchReader) -> None:
+        from pyspark.sql.pandas.types import from_arrow_schema
+
         table = data.read_all() if isinstance(data, pa.RecordBatchReader) else data
         try:
             if table.num_rows == 0:  # Spark Connect infers no schema from an empty Arrow table
-                from pyspark.sql.pandas.types import from_arrow_schema
-
                 frame = self.session.createDataFrame([], schema=from_arrow_schema(table.schema))
             else:
                 frame = self.session.createDataFrame(table)
@@ -327,8 +335,6 @@ class SparkEngine(Engine):
             # as Python rows with the schema given: pandas would hold an integer column with
             # nulls as floats with NaN, which Spark 3.5 refuses (exact, and slow for big tables;
             # the gate sends Spark small ones), and an empty table keeps its columns
-            from pyspark.sql.pandas.types import from_arrow_schema
-
             frame = self.session.createDataFrame(table.to_pylist(), schema=from_arrow_schema(table.schema))
         except Exception as error:
             raise _failure(error) from None

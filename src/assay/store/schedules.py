@@ -10,7 +10,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -37,20 +37,6 @@ class TickRecord:
     claimed_at: datetime
     finished_at: datetime | None
     message: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "document": self.document,
-            "profile": self.profile,
-            "tick": self.tick.isoformat(),
-            "at": self.logical_date.isoformat(),
-            "dataset": self.dataset,
-            "state": self.state,
-            "run_id": self.run_id,
-            "claimed_at": self.claimed_at.isoformat(),
-            "finished_at": None if self.finished_at is None else self.finished_at.isoformat(),
-            "message": self.message,
-        }
 
 
 class _Store(Protocol):
