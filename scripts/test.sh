@@ -10,4 +10,5 @@ python3 -m venv .venv
 .venv/bin/ruff check src tests bench
 .venv/bin/ruff format --check src tests bench
 .venv/bin/mypy
-.venv/bin/python -m pytest -q "$@"
+# Two workers (the CI machine has two cores); tests/conftest.py keeps every Spark test on one.
+.venv/bin/python -m pytest -q -n "${ASSAY_TEST_WORKERS:-2}" "$@"

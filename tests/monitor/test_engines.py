@@ -132,7 +132,7 @@ def test_a_store_written_with_duckdbs_type_names_reads_them_canonically(tmp_path
         ]
 
 
-def test_declared_types_map_to_one_name_on_both_engines(tmp_path: Path, spark_session: Any) -> None:
+def test_declared_types_map_to_one_name_on_duckdb_and_spark(tmp_path: Path, spark_session: Any) -> None:
     table = pa.table(
         {
             "small": pa.array([1], pa.int16()),
