@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from _invoke import assay
+from pgserver import postgres_server, postgres_url  # noqa: F401
 
 RULES = """Rules = [
     RowCount = 3,
@@ -195,13 +196,18 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_demo(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, out, _ = run(capsys, "demo", "--workspace", str(tmp_path / "demo"))
-    assert code == 0
+    # The shared build (`assay demo --json`, tests/_demo_workspace.py): the story it would have
+    # printed is kept in story.txt, written by the same console calls as the printed one.
+    from _demo_workspace import built
+
+    demo, _ = built()
+    out = (demo / "story.txt").read_text()
     assert "IsPrimaryKey" in out and "rows failed at least one rule" in out
-    assert (tmp_path / "demo" / "orders.row_level.parquet").exists()
-    assert (tmp_path / "demo" / "assay.db").exists()
+    assert "\x1b[" not in out  # plain text, no terminal codes
+    assert (demo / "orders.row_level.parquet").exists()
+    assert (demo / "assay.db").exists()
     # the credit bureau: each of the seed's faults caught where it belongs (the final month's runs)
-    summaries = [json.loads(p.read_text()) for p in (tmp_path / "demo" / "runs").glob("*.json")]
+    summaries = [json.loads(p.read_text()) for p in (demo / "runs").glob("*.json")]
     gated = [s for s in summaries if "contributor" in s]  # runs/ also holds the other flows' runs
     final = {s["contributor"]: s for s in gated if s["source"]["path"].endswith("_final.csv")}
     assert final["PAYLATER"]["passed"] == 0 and final["PAYLATER"]["rules"]["A02"]["failed"] > 0
@@ -209,13 +215,13 @@ def test_demo(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert final["BANK_A"]["rules"]["F01"]["failed"] > 0 and final["EASYPAY"]["parse_errors"] == 3
     assert final["NEWPAY"]["quarantined"] == 0 and final["NEWPAY"]["rules"]["T04"]["skipped"] > 0
     assert final["BANK_C"]["quarantined"] == 0 and len(final["BANK_C"]["groups"]) == 3
-    assert list((tmp_path / "demo" / "dq_error").glob("date=*/contributor=BANK_A/*.csv"))
+    assert list((demo / "dq_error").glob("date=*/contributor=BANK_A/*.csv"))
     assert "swapped" in out and "backfill" in out
     # the vendor's daily file: the two silent faults, on exactly their days
     from assay.demo.vendor import DATASET, NULL_DAY, VENUE_DAY
     from assay.store import MetricStore
 
-    with MetricStore.open(workspace=tmp_path / "demo") as store:
+    with MetricStore.open(workspace=demo) as store:
         alerts = [
             (load.logical_date, j.kind, j.column, j.severity)
             for load, j in store.judgements(DATASET)
@@ -227,7 +233,7 @@ def test_demo(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
         (VENUE_DAY, "new_value", "venue", "soft"),
     ]
     assert (decision.value, decision.status, decision.first_date) == ("XWAR", "pending", VENUE_DAY)
-    assert (tmp_path / "demo" / "settle_ccy.png").stat().st_size > 10_000
+    assert (demo / "settle_ccy.png").stat().st_size > 10_000
     # a folder the demo did not make is refused
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "data.csv").write_text("x")
@@ -421,7 +427,15 @@ JSON_RUNS: dict[str, str] = {
     "check import-odcs": "{tmp}/contract.yaml --json",
     "run": "--due --now 2026-12-01T07:00:00Z --workspace {ws} --json",
     "scheduler": "--workspace {ws} --json --passes 1",
+    "worker": "--burst --workspace {ws} --store {pg} --json",
     "notify test": "owners --workspace {ws} --json",
+    "notify outbox": "--workspace {ws} --json",
+    "notify deliver": "--now 2026-12-01T08:00:00Z --workspace {ws} --json",
+    "incidents list": "--workspace {ws} --json",
+    "incidents show": "{incident} --workspace {ws} --json",
+    "incidents ack": "{incident} --by ana --workspace {ws} --json",
+    "incidents resolve": "{incident} --by ana --cause real_issue --workspace {ws} --json",
+    "incidents mute": "{incident} --until 2099-01-01 --by ana --workspace {ws} --json",
 }
 
 
@@ -434,7 +448,9 @@ def test_every_command_that_reports_takes_json() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(JSON_RUNS))
-def test_json_output_is_one_object_and_nothing_else(name: str, tmp_path: Path) -> None:
+def test_json_output_is_one_object_and_nothing_else(
+    name: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     import subprocess
 
     from _demo_workspace import built, cli_env, copy
@@ -460,7 +476,12 @@ def test_json_output_is_one_object_and_nothing_else(name: str, tmp_path: Path) -
         "schema: [{name: t, quality: [{metric: rowCount, mustBeGreaterThan: 0}]}]\n"
     )
     decision = built()[1]["vendor"]["decisions"][0]["id"]
-    args = [a.format(ws=workspace, tmp=tmp_path, decision=decision) for a in JSON_RUNS[name].split()]
+    incident = next(n["incident_id"] for n in built()[1]["checks"]["notifications"] if n["incident_id"])
+    pg = request.getfixturevalue("postgres_url") if "{pg}" in JSON_RUNS[name] else ""  # the queue's store
+    args = [
+        a.format(ws=workspace, tmp=tmp_path, decision=decision, incident=incident, pg=pg)
+        for a in JSON_RUNS[name].split()
+    ]
     try:
         done = subprocess.run(
             [sys.executable, "-m", "assay", *name.split(), *args],
@@ -479,6 +500,10 @@ def test_json_output_is_one_object_and_nothing_else(name: str, tmp_path: Path) -
     if name.startswith("decisions ") and name != "decisions list":
         assert payload["decision"]["id"] == decision
         assert payload["decision"]["status"] == name.split()[1] + "ed"
+    if name in ("incidents ack", "incidents resolve", "incidents mute", "incidents show"):
+        assert payload["incident"]["id"] == incident
+        state = {"ack": "acknowledged", "resolve": "resolved", "mute": "muted"}.get(name.split()[1])
+        assert state is None or payload["incident"]["state"] == state
 
 
 def test_progress_is_drawn_only_on_a_terminal() -> None:

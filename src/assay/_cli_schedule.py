@@ -22,7 +22,16 @@ from assay.workspace import Workspace, store_url
 if TYPE_CHECKING:
     from assay.platform.schedule import Due, Pass
 
-_STYLE = {"completed": "green", "config_error": "yellow", "system_error": "magenta"}
+_STYLE = {"completed": "green", "config_error": "yellow", "system_error": "magenta", "queued": "cyan"}
+QueueOption = Annotated[
+    bool,
+    typer.Option(
+        "--queue",
+        help="Put each due tick on the PostgreSQL store's queue for assay worker processes instead "
+        "of running it in this process.",
+        envvar="ASSAY_QUEUE",
+    ),
+]
 
 
 def _print_pass(done: Pass) -> None:
@@ -53,6 +62,10 @@ def _print_pass(done: Pass) -> None:
             out.print(f"  {escape(started.message)}", highlight=False)
     if not done.started:
         out.print(f"nothing due at {done.now.isoformat()}", highlight=False)
+    if done.delivery is not None and (done.delivery.deliveries or done.delivery.digests):
+        from assay._cli_notify import print_delivery
+
+        print_delivery(done.delivery)
     if done.next_tick is not None:
         out.print(f"next tick: {done.next_tick.isoformat()}", highlight=False)
 
@@ -78,6 +91,7 @@ def run_due(
     json_out: Annotated[bool, typer.Option("--json", help="Print the pass as one JSON object.")] = False,
     engine: EngineOption = "duckdb",
     spark_master: SparkMasterOption = None,
+    queue: QueueOption = False,
 ) -> None:
     """One scheduler pass, then exit (for cron, Airflow or a Kubernetes CronJob): run the checks of
     every profile in <workspace>/checks/*.yaml whose schedule has a tick due, each with its tick's
@@ -92,12 +106,14 @@ def run_due(
     space = Workspace(workspace)
     space.ensure()
     with MetricStore.open(store_url(store), workspace=space.root) as metric_store:
-        done = run_pass(space, metric_store, parse_now(now), engine=engine, spark_master=spark_master)
+        done = run_pass(
+            space, metric_store, parse_now(now), engine=engine, spark_master=spark_master, queue=queue
+        )
     if json_out:
         sys.stdout.write(json.dumps(done.to_dict(), indent=2) + "\n")
     else:
         _print_pass(done)
-    if done.problems or any(s.claimed and s.state != "completed" for s in done.started):
+    if done.problems or any(s.claimed and s.state not in ("completed", "queued") for s in done.started):
         raise typer.Exit(1)
 
 
@@ -113,6 +129,7 @@ def scheduler(
         int | None,
         typer.Option(min=1, help="Stop after this many passes.", show_default="run until SIGTERM"),
     ] = None,
+    queue: QueueOption = False,
 ) -> None:
     """Run in the foreground: a pass now, then one at each profile's next tick (documents are read
     again at least every minute). SIGTERM or Ctrl-C stops it cleanly: a run in progress finishes
@@ -154,5 +171,41 @@ def scheduler(
             engine=engine,
             spark_master=spark_master,
             most=passes,
+            queue=queue,
         )
     err.print(f"scheduler: stopped after {passes} pass(es)", highlight=False)
+
+
+def worker(
+    workspace: WorkspaceOption = None,
+    store: StoreOption = None,
+    burst: Annotated[
+        bool, typer.Option("--burst", help="Exit once the queue is empty.", show_default="run until SIGTERM")
+    ] = False,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the jobs it ran as one JSON object when it stops.")
+    ] = False,
+) -> None:
+    """Take scheduled runs from the PostgreSQL store's queue (put there by assay run --due --queue
+    or assay scheduler --queue) and run them, one at a time; any number of workers, on any
+    machines that see the workspace and the store. Each tick runs once. SIGTERM stops it after
+    the current run."""
+    from assay.platform.queue import conninfo, work
+
+    space = Workspace(workspace)
+    url = store_url(store) or f"sqlite:///{space.store_path}"
+    conninfo(url)  # a clear mistake, not a connection error, when the store is not PostgreSQL
+    err.print(f"worker: workspace {space.root}; SIGTERM stops it", highlight=False)
+    done = work(url, burst=burst)
+    if json_out:
+        sys.stdout.write(json.dumps({"jobs": [job.to_dict() for job in done]}, indent=2) + "\n")
+    for job in [] if json_out else done:
+        what = f"{escape(job.job.document)} {escape(job.job.profile)} at {job.job.at}"
+        if not job.ran:
+            out.print(f"{what}: taken already, not run again", highlight=False)
+            continue
+        style = _STYLE.get(job.state or "", "")
+        out.print(f"{what}: [{style}]{job.state}[/{style}] (run {job.run_id})", highlight=False)
+        if job.message:
+            out.print(f"  {escape(job.message)}", highlight=False)
+    err.print(f"worker: stopped after {len(done)} job(s)", highlight=False)

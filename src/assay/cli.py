@@ -10,6 +10,7 @@ Exit codes (DESIGN.md): 0 the run completed (data failures are in its outputs); 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
@@ -856,8 +857,10 @@ def demo(
     from assay.demo import run_demo
 
     # With --json the story is not printed: stdout holds the one JSON object, progress is on stderr.
-    story = Console(quiet=True) if json_out else out
+    # Either way the story is recorded and kept in the workspace as story.txt, to read again.
+    story = Console(file=io.StringIO(), width=100, record=True) if json_out else Console(record=True)
     done = run_demo(story, workspace or Path("assay-demo"), status=err)
+    (Path(done["workspace"]) / "story.txt").write_text(story.export_text(styles=False))
     if json_out:
         _write_json("-", done)
 
@@ -893,13 +896,16 @@ def main() -> None:
 def _register_check_app() -> None:
     # At the end, so that the check commands' module can use this one's options and consoles.
     from assay._cli_check import check_app
+    from assay._cli_incidents import incidents_app
     from assay._cli_notify import notify_app
-    from assay._cli_schedule import run_due, scheduler
+    from assay._cli_schedule import run_due, scheduler, worker
 
     app.add_typer(check_app, name="check")
     app.add_typer(notify_app, name="notify")
+    app.add_typer(incidents_app, name="incidents")
     app.command("run")(run_due)
     app.command("scheduler")(scheduler)
+    app.command("worker")(worker)
 
 
 _register_check_app()

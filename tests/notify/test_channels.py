@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from aiosmtpd.controller import Controller
 
 from _invoke import assay
 from _receivers import Mailbox, Receiver
@@ -21,25 +19,6 @@ CONTRACT = {
     "id", "kind", "dataset", "expectation", "group", "severity", "outcome", "observed", "expected",
     "message", "run_id", "incident_id", "sent_at",
 }  # fmt: skip
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    found = Receiver()
-    yield found
-    found.stop()
-
-
-@pytest.fixture
-def mailbox() -> Iterator[tuple[Mailbox, int]]:
-    box = Mailbox()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    controller = Controller(box, hostname="127.0.0.1", port=port)
-    controller.start()
-    yield box, port
-    controller.stop()
 
 
 def _closed_port() -> int:

@@ -33,6 +33,9 @@ TABLES = {
     "decisions",
     "decision_sources",
     "check_outcomes",
+    "incidents",
+    "incident_events",
+    "notifications",
 }
 MAY_1 = datetime(2024, 5, 1, tzinfo=UTC)
 

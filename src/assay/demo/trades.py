@@ -11,6 +11,7 @@ purpose (a column that does not exist): a ``config_error`` for its author, never
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 from datetime import UTC, date, datetime, time, timedelta
@@ -92,12 +93,33 @@ def _day(day: date, rng: random.Random, *, regressed: bool) -> pa.Table:
     return pa.table(rows)
 
 
+WEEK = 7
+"""The last days of the demo, run by the scheduler (one pass per morning) instead of one by one."""
+ROUTES = """# Written by `assay demo`: the channels of its scheduled week, all at the demo's own webhook
+# receiver (gone once the demo ends: a later delivery to it is retried, then fails).
+channels:
+  owners:   {{type: webhook, url: "{url}/owners"}}
+  authors:  {{type: webhook, url: "{url}/authors"}}
+  platform: {{type: slack, url: "{url}/platform"}}
+routes:
+  - {{when: {{outcome: config_error}}, to: [authors]}}
+  - {{when: {{outcome: system_error}}, to: [platform]}}
+  - {{when: {{outcome: failed, severity: [critical, error]}}, to: [owners]}}
+  - {{when: {{outcome: failed, severity: warning}}, to: [owners], digest: daily}}
+"""
+
+
 def run_trades(console: Console, workspace: Workspace, *, status: Console) -> dict[str, Any]:
-    """The check-document part of the demo: 30 daily runs of ``checks/trades.yaml``; the last
-    day's outcomes are shown. Returns the last run's JSON (for ``assay demo --json``)."""
+    """The check-document part of the demo: daily runs of ``checks/trades.yaml``, the last
+    :data:`WEEK` days by the scheduler (``assay run --due`` passes, one each morning at the
+    profile's tick) with notifications routed to a local webhook receiver; the last day's
+    outcomes and everything the receiver got are shown. Returns the last run's JSON and the
+    notifications (for ``assay demo --json``)."""
     from assay._cli_check import print_run
+    from assay.demo.receiver import WebhookReceiver
     from assay.platform.checks.document import load_document
     from assay.platform.checks.runner import run_document
+    from assay.platform.schedule import run_pass
     from assay.store import MetricStore
 
     path = generate(workspace.root)
@@ -105,19 +127,47 @@ def run_trades(console: Console, workspace: Workspace, *, status: Console) -> di
     console.rule("[bold]4. A check document: 30 daily loads judged from stored metrics")
     console.print(
         f"{path}: {len(document.expectations)} expectations on {document.dataset.name}, "
-        f"measured by profile '{document.profiles[0].id}' in one query per day\n",
+        f"measured by profile '{document.profiles[0].id}' in one query per day; the last "
+        f"{WEEK} days run by the scheduler, its notifications sent to a local webhook receiver\n",
         highlight=False,
     )
-    result = None
-    with MetricStore.open(workspace=workspace.root) as store, progress(status, "Running 30 days of checks"):
-        for day in days():
-            result = run_document(document, path, at=day, now=clock(day), store=store, workspace=workspace)
-    assert result is not None
-    payload = result.to_dict()
+    all_days = days()
+    runs: list[str] = []
+    with (
+        WebhookReceiver() as receiver,
+        MetricStore.open(workspace=workspace.root) as store,
+        progress(status, "Running 30 days of checks", len(all_days)) as step,
+    ):
+        for day in all_days[:-WEEK]:
+            runs.append(
+                run_document(document, path, at=day, now=clock(day), store=store, workspace=workspace).run_id
+            )
+            step()
+        (workspace.root / "assay.yaml").write_text(ROUTES.format(url=receiver.url))
+        for day in all_days[-WEEK:]:
+            scheduled = run_pass(workspace, store, datetime.combine(day, time(7, 0), UTC))
+            runs.extend(s.run_id for s in scheduled.started if s.run_id)
+            step()
+        received = list(receiver.received)
+    payload = json.loads((workspace.runs / f"{runs[-1]}.json").read_text())
     print_run(payload, console)
     console.print(
         f"\nEvery day's metrics are kept: `assay check history {path} --workspace {workspace.root}` "
         "shows the 30 runs; `--dry-run` judges without recording.",
+        highlight=False,
+    )
+    console.print(f"\nThe scheduler's week: what the webhook receiver got ({len(received)} notifications)")
+    for item in received:
+        body = item["body"]
+        about = " ".join(str(x) for x in (body.get("dataset"), body.get("expectation")) if x)
+        console.print(
+            f"  {item['path']:<10} {body.get('kind', '?'):<18} {about}: {body.get('message') or ''}",
+            highlight=False,
+            markup=False,
+        )
+    console.print(
+        f"`assay incidents list --workspace {workspace.root}` lists the incidents; "
+        f"`assay notify outbox --workspace {workspace.root}` what was sent.",
         highlight=False,
     )
     return {
@@ -125,4 +175,11 @@ def run_trades(console: Console, workspace: Workspace, *, status: Console) -> di
         "at": payload["at"],
         "summary": payload["summary"],
         "queries": payload["queries"],
+        "notifications": [
+            {
+                "channel": item["path"].strip("/"),
+                **{k: item["body"].get(k) for k in ("id", "kind", "expectation", "incident_id")},
+            }
+            for item in received
+        ],
     }

@@ -27,6 +27,9 @@ POINTS = (
 )
 """Every crash point, in the order a gate run passes them."""
 
+DELIVERY_POINTS = ("after-send",)  # a delivery pass sent a notification and has not recorded it yet
+"""The crash points of a delivery pass (:mod:`assay.platform.outbox`)."""
+
 
 def checkpoint(name: str) -> None:
     """Kill this process here if the crash tests asked for it (``ASSAY_CRASH_AT=name``)."""

@@ -27,7 +27,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from email.message import EmailMessage
@@ -104,12 +104,118 @@ class Smtp(_Strict):
     password_env: str | None = None
 
 
+OUTCOMES = ("failed", "config_error", "system_error")
+"""The outcomes a route's ``when.outcome`` can match: a notification is about one of them (an
+incident's are ``failed``)."""
+SEVERITIES = ("critical", "error", "warning")
+
+
+def _listed(value: Any) -> Any:
+    return (value,) if isinstance(value, str | int) and not isinstance(value, bool) else value
+
+
+class When(_Strict):
+    """What a route matches; every given key must match (a list: any of its items)."""
+
+    outcome: tuple[Literal["failed", "config_error", "system_error"], ...] | None = None
+    severity: tuple[Literal["critical", "error", "warning"], ...] | None = None
+    dataset: tuple[str, ...] | None = None  # globs: "silver.*"
+    expectation: tuple[str, ...] | None = None  # globs
+    tag: tuple[str, ...] | None = None  # the dataset has one of them
+    tier: tuple[Annotated[int, Field(ge=0, le=3)], ...] | None = None
+
+    @field_validator("outcome", "severity", "dataset", "expectation", "tag", "tier", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return _listed(value)
+
+    def matches(self, facts: Facts) -> bool:
+        from fnmatch import fnmatchcase
+
+        def globbed(patterns: tuple[str, ...] | None, value: str | None) -> bool:
+            return patterns is None or (value is not None and any(fnmatchcase(value, p) for p in patterns))
+
+        return (
+            (self.outcome is None or facts.outcome in self.outcome)
+            and (self.severity is None or facts.severity in self.severity)
+            and globbed(self.dataset, facts.dataset)
+            and globbed(self.expectation, facts.expectation)
+            and (self.tag is None or bool(set(self.tag) & set(facts.tags)))
+            and (self.tier is None or facts.tier in self.tier)
+        )
+
+
+class Route(_Strict):
+    """``{when: {...}, to: [channel, ...], digest: daily, continue: false}``: first match wins
+    unless ``continue: true``; ``digest: daily`` gathers the route's notifications into one
+    message per channel per day."""
+
+    when: When = When()
+    to: tuple[str, ...] = Field(min_length=1)
+    digest: Literal["daily"] | None = None
+    go_on: bool = Field(False, alias="continue")
+
+    @field_validator("to", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return _listed(value)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What routing knows of a notification."""
+
+    outcome: str
+    severity: str | None = None
+    dataset: str | None = None
+    expectation: str | None = None
+    tags: tuple[str, ...] = ()
+    tier: int | None = None
+
+
+def route(routes: Sequence[Route], facts: Facts) -> list[tuple[str, str | None]]:
+    """The channels ``facts`` go to, each with its digest (None: at once), in route order, each
+    channel once; no route matching means no notification.
+
+    >>> routes = [Route.model_validate(r) for r in [
+    ...     {"when": {"outcome": "failed", "severity": "warning"}, "to": "owners", "digest": "daily"},
+    ...     {"when": {"outcome": "failed"}, "to": ["owners", "team"]},
+    ... ]]
+    >>> route(routes, Facts("failed", "warning")), route(routes, Facts("failed", "critical"))
+    ([('owners', 'daily')], [('owners', None), ('team', None)])
+    >>> route(routes, Facts("config_error"))
+    []
+    """
+    out: dict[str, str | None] = {}
+    for rule in routes:
+        if not rule.when.matches(facts):
+            continue
+        for channel in rule.to:
+            out.setdefault(channel, rule.digest)
+        if not rule.go_on:
+            break
+    return list(out.items())
+
+
+class IncidentSettings(_Strict):
+    """``incidents:`` of ``assay.yaml``: when an open incident's observed value has moved by more
+    than ``move_share`` of the value last notified, its owners hear of it again."""
+
+    move_share: Annotated[float, Field(gt=0)] = 0.5
+
+
 class Config(_Strict):
     """The notification part of ``assay.yaml`` (other keys of the file are other parts')."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
     channels: dict[str, Channel] = Field(default_factory=dict)
     smtp: Smtp | None = None
+    routes: tuple[Route, ...] = ()
+    incidents: IncidentSettings = IncidentSettings()
+
+    def undeclared(self, routes: Sequence[Route]) -> list[str]:
+        """The channels ``routes`` send to that ``channels:`` does not declare."""
+        return sorted({c for r in routes for c in r.to} - set(self.channels))
 
     def channel(self, name: str) -> Webhook | Slack | Email:
         found = self.channels.get(name)
@@ -139,6 +245,12 @@ def load_config(workspace_root: Path) -> Config:
             for e in error.errors()
         ]
         raise ConfigError("\n".join(lines)) from None
+    unknown = config.undeclared(config.routes)
+    if unknown:
+        declared = ", ".join(sorted(config.channels)) or "none"
+        raise ConfigError(
+            f"{path}: routes send to undeclared channel(s) {', '.join(unknown)} (channels: {declared})"
+        )
     if config.smtp is None and any(isinstance(c, Email) for c in config.channels.values()):
         raise ConfigError(f"{path}: an email channel needs the smtp server (smtp: {{host: ..., from: ...}})")
     return config
@@ -161,13 +273,18 @@ class Notification:
     run_id: str | None = None
     incident_id: str | None = None
     sent_at: str | None = None
+    items: list[dict[str, Any]] | None = None  # a digest's notifications (their payloads)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"notification kind {self.kind!r} is not one of {', '.join(KINDS)}")
 
     def payload(self, sent_at: datetime) -> dict[str, Any]:
-        return asdict(self) | {"sent_at": sent_at.isoformat()}
+        """The JSON a webhook receives: the contract's fields, and a digest's ``items``."""
+        out = asdict(self) | {"sent_at": sent_at.isoformat()}
+        if self.items is None:
+            del out["items"]
+        return out
 
     def title(self) -> str:
         what = self.kind.replace("_", " ")
@@ -201,6 +318,7 @@ class Delivery:
     error: str | None = None
     answers: list[str] = field(default_factory=list)  # each attempt's outcome, in words
     sent_at: datetime | None = None  # of the last attempt: the payload's ``sent_at``
+    retryable: bool = False  # a failure another attempt may cure (connection error, 5xx, 429)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self) | {"sent_at": None if self.sent_at is None else self.sent_at.isoformat()}
@@ -235,14 +353,14 @@ def deliver(
         try:
             answer = _send(channel, notification, done.sent_at, smtp)
         except _Retry as error:
-            done.error = str(error)
+            done.error, done.retryable = str(error), True
             done.answers.append(str(error))
             continue
         except _Final as error:
-            done.error = str(error)
+            done.error, done.retryable = str(error), False
             done.answers.append(str(error))
             return done
-        done.status, done.error = "sent", None
+        done.status, done.error, done.retryable = "sent", None, False
         done.answers.append(answer)
         return done
     return done

@@ -126,6 +126,7 @@ class Pass:
     started: list[Started] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # documents that could not be read
     next_tick: datetime | None = None
+    delivery: Any = None  # the pass's delivery of the outbox (assay.platform.outbox.DeliveryPass)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -133,6 +134,7 @@ class Pass:
             "runs": [s.to_dict() for s in self.started],
             "problems": self.problems,
             "next_tick": None if self.next_tick is None else self.next_tick.isoformat(),
+            "delivery": None if self.delivery is None else self.delivery.to_dict(),
         }
 
 
@@ -196,13 +198,40 @@ def run_pass(
     engine: Any = None,
     spark_master: str | None = None,
     on_start: Callable[[Due], None] | None = None,
+    queue: bool = False,
 ) -> Pass:
     """One pass at ``now``: claim every due tick and run its profile's expectations, one after
-    another; a run's failure is its tick's state, never the end of the pass."""
-    from assay.platform.checks.runner import run_document
+    another; a run's failure is its tick's state, never the end of the pass. With ``queue`` (a
+    PostgreSQL store), each claimed tick is put on the queue for ``assay worker`` instead
+    (:mod:`assay.platform.queue`), its state ``queued`` in the pass."""
 
     if now.tzinfo is None:
         raise ConfigError(f"--now {now.isoformat()} has no time zone: add one (Z or +01:00)")
+    queue_app = None
+    if queue:
+        from assay.platform import queue as queues
+
+        queues.ensure_schema(store.database_url)
+        queue_app = queues.app(store.database_url)
+        queue_app.open()
+    try:
+        return _pass(workspace, store, now, engine, spark_master, on_start, queue_app)
+    finally:
+        if queue_app is not None:
+            queue_app.close()
+
+
+def _pass(
+    workspace: Workspace,
+    store: MetricStore,
+    now: datetime,
+    engine: Any,
+    spark_master: str | None,
+    on_start: Callable[[Due], None] | None,
+    queue_app: Any,
+) -> Pass:
+    from assay.platform.checks.runner import run_document
+
     documents, problems = scheduled_documents(workspace)
     done = Pass(now, problems=problems)
     for item in due(documents, store.last_ticks(), now):
@@ -213,6 +242,19 @@ def run_pass(
         started = Started(item, claimed)
         done.started.append(started)
         if not claimed:
+            continue
+        if queue_app is not None:
+            from assay.platform.queue import Job, enqueue
+
+            job = Job(
+                str(workspace.root.resolve()),
+                scheduled.name,
+                item.profile,
+                item.tick.isoformat(),
+                item.at.isoformat(),
+            )
+            enqueue(queue_app, job)
+            started.state = "queued"
             continue
         if on_start is not None:
             on_start(item)
@@ -231,6 +273,7 @@ def run_pass(
         except AssayError as error:
             started.state = "config_error" if error.exit_code == 2 else "system_error"
             started.message = str(error)
+            _notify_run_error(workspace, store, scheduled.document, started, now)
         else:
             started.state, started.run_id = result.state, result.run_id
             started.summary = dict(result.summary)
@@ -244,7 +287,54 @@ def run_pass(
             message=started.message,
         )
     done.next_tick = earliest_next(documents, now)
+    done.delivery = deliver(workspace, store, now, done.problems)
     return done
+
+
+def deliver(workspace: Workspace, store: MetricStore, now: datetime, problems: list[str]) -> Any:
+    """The pass's delivery of the outbox; a broken assay.yaml is one of the pass's problems."""
+    from assay.platform.notify import load_config
+    from assay.platform.outbox import deliver_pass
+
+    try:
+        config = load_config(workspace.root)
+    except ConfigError as error:
+        problems.append(str(error))
+        return None
+    return deliver_pass(store, config, now=now)
+
+
+def _notify_run_error(
+    workspace: Workspace, store: MetricStore, document: Document, started: Started, now: datetime
+) -> None:
+    """A scheduled run that failed as a whole (nothing judged): its config or system error to
+    its route, once as docs/operations.md says. Without a readable assay.yaml there is no
+    route, and the tick's state is the record."""
+    import uuid
+
+    from assay.platform.incidents import run_error
+    from assay.platform.notify import load_config, route
+
+    try:
+        config = load_config(workspace.root)
+    except ConfigError:
+        return
+    routes = (*document.notify, *config.routes)
+    dataset = document.dataset
+    kind = started.state or "system_error"
+    tick = f"{started.due.scheduled.name}/{started.due.profile}/{started.due.tick.isoformat()}"
+    run_error(
+        store,
+        kind=kind,
+        dataset=dataset.name,
+        source=dataset.source.describe(),
+        message=started.message or kind,
+        run_id=started.run_id or str(uuid.uuid5(uuid.NAMESPACE_URL, tick)),
+        route=lambda facts: route(routes, facts),
+        tags=dataset.tags,
+        tier=dataset.tier,
+        now=now,
+    )
 
 
 def serve(
@@ -258,6 +348,7 @@ def serve(
     engine: Any = None,
     spark_master: str | None = None,
     most: int | None = None,
+    queue: bool = False,
 ) -> int:
     """Run passes until ``stop`` is set (by SIGTERM in ``assay scheduler``), or ``most`` passes
     were made: one now, then one at each next tick, waking at least every :data:`IDLE_WAIT_S` to
@@ -266,7 +357,13 @@ def serve(
     passes = 0
     while not stop.is_set() and (most is None or passes < most):
         done = run_pass(
-            workspace, store, clock(), engine=engine, spark_master=spark_master, on_start=on_start
+            workspace,
+            store,
+            clock(),
+            engine=engine,
+            spark_master=spark_master,
+            on_start=on_start,
+            queue=queue,
         )
         passes += 1
         if on_pass is not None:

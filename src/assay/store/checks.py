@@ -75,6 +75,7 @@ class CheckRecords:
                 schema.datasets.c.name == dataset,
                 loads_table.c.partition == partition,
                 loads_table.c.status == "current",
+                loads_table.c.in_baseline.is_(True),  # not left out by an incident's resolution
                 loads_table.c.logical_time < before,
                 metrics.c.name.in_(sorted(names)),
                 metrics.c.entity.in_(sorted(entities)),
@@ -91,6 +92,7 @@ class CheckRecords:
                         schema.datasets.c.name == dataset,
                         loads_table.c.partition == partition,
                         loads_table.c.status == "current",
+                        loads_table.c.in_baseline.is_(True),
                         loads_table.c.logical_time < before,
                     )
                     .order_by(loads_table.c.logical_time.desc(), loads_table.c.id.desc())

@@ -31,6 +31,7 @@ from assay.errors import ConfigError, PlatformError
 from assay.store import schema
 from assay.store.checks import CheckRecords
 from assay.store.database import describe_error, display_url, open_database, store_url
+from assay.store.incidents import IncidentRecords
 from assay.store.profiles import ProfileRecords, lock_dataset, refresh_after
 from assay.store.records import (
     LOAD_STATUSES,
@@ -43,7 +44,7 @@ from assay.store.records import (
 from assay.store.schedules import ScheduleRecords
 
 
-class MetricStore(ProfileRecords, CheckRecords, ScheduleRecords):
+class MetricStore(ProfileRecords, CheckRecords, ScheduleRecords, IncidentRecords):
     """Keeps every metric assay measures, keyed by dataset, load and :class:`MetricKey`.
 
     Open one with :meth:`open` and close it (or use it as a context manager). It holds a
@@ -89,6 +90,12 @@ class MetricStore(ProfileRecords, CheckRecords, ScheduleRecords):
         'sqlite+pysqlite://'
         """
         return display_url(self._engine.url)
+
+    @property
+    def database_url(self) -> str:
+        """The database URL with its password, for another client of the same database (the
+        queue of scheduled runs); never printed."""
+        return str(self._engine.url.render_as_string(hide_password=False))
 
     def close(self) -> None:
         """Close the store's connections.

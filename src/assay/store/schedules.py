@@ -18,9 +18,9 @@ from sqlalchemy.engine import Connection
 from assay.store import schema
 from assay.store.records import require_aware
 
-TICK_STATES = ("claimed", "completed", "config_error", "system_error")
-"""A tick is ``claimed`` from the moment a scheduler takes it until its run ends, then its
-run's state."""
+TICK_STATES = ("claimed", "running", "completed", "config_error", "system_error")
+"""A tick is ``claimed`` from the moment a scheduler takes it (and, with the queue, while its
+job waits), ``running`` once a queue worker took it, then its run's state."""
 
 
 @dataclass(frozen=True)
@@ -94,8 +94,8 @@ class ScheduleRecords:
         message: str | None = None,
     ) -> None:
         """Record how the run of a claimed tick ended."""
-        if state not in TICK_STATES[1:]:
-            raise ValueError(f"a finished tick's state is one of {', '.join(TICK_STATES[1:])}, not {state!r}")
+        if state not in TICK_STATES[2:]:
+            raise ValueError(f"a finished tick's state is one of {', '.join(TICK_STATES[2:])}, not {state!r}")
         table = schema.schedule_ticks
         with self._transaction() as connection:
             connection.execute(
@@ -103,6 +103,23 @@ class ScheduleRecords:
                 .where(table.c.document == document, table.c.profile == profile, table.c.tick == tick)
                 .values(state=state, run_id=run_id, message=message, finished_at=datetime.now(UTC))
             )
+
+    def take_tick(self: _Store, document: str, profile: str, tick: datetime) -> bool:
+        """A queue worker takes a claimed tick to run it (``claimed`` → ``running``); False when
+        the tick was taken already (its job was deferred twice, or it ran)."""
+        table = schema.schedule_ticks
+        with self._transaction() as connection:
+            done = connection.execute(
+                table.update()
+                .where(
+                    table.c.document == document,
+                    table.c.profile == profile,
+                    table.c.tick == tick,
+                    table.c.state == "claimed",
+                )
+                .values(state="running")
+            )
+            return done.rowcount == 1
 
     def last_ticks(self: _Store) -> dict[tuple[str, str], datetime]:
         """The latest claimed tick of each (document, profile)."""

@@ -6,8 +6,9 @@ Constraint and index names follow :data:`NAMING_CONVENTION` so that later migrat
 them on both backends.
 
 >>> sorted(metadata.tables)  # doctest: +NORMALIZE_WHITESPACE
-['check_outcomes', 'datasets', 'decision_sources', 'decisions', 'judgements', 'load_columns',
- 'load_values', 'loads', 'metrics', 'outcomes', 'runs', 'schedule_ticks', 'value_sets']
+['check_outcomes', 'datasets', 'decision_sources', 'decisions', 'incident_events', 'incidents',
+ 'judgements', 'load_columns', 'load_values', 'loads', 'metrics', 'notifications', 'outcomes',
+ 'runs', 'schedule_ticks', 'value_sets']
 """
 
 from __future__ import annotations
@@ -107,6 +108,9 @@ loads = sa.Table(
     sa.Column("status", sa.String(20), nullable=False, server_default="current"),
     # The run that measured the load (migration 0004): a pending load settles with its run.
     sa.Column("run_id", sa.String(36)),
+    # False when an incident was resolved as expected_change or false_alarm, or a later one as
+    # new_normal (migration 0007): the load stays, but no later judgement reads it as history.
+    sa.Column("in_baseline", sa.Boolean, nullable=False, server_default=sa.true()),
     sa.Index(None, "dataset_id", "partition", "logical_time"),
     sa.Index(None, "dataset_id", "partition", "logical_date"),
     sa.Index(None, "run_id"),
@@ -287,4 +291,91 @@ schedule_ticks = sa.Table(
     sa.Column("finished_at", UTCDateTime),
     sa.Column("message", sa.Text),
     sa.PrimaryKeyConstraint("document", "profile", "tick"),
+)
+
+# --- incidents and the notification outbox (migration 0007) -------------------------------------
+
+# Failures grouped by dataset + quality dimension + expectation (+ group when the expectation has
+# ``divide_by_group``): at most one incident of a key is not resolved at a time (the partial
+# unique index). Times are the evaluations' logical times; ``updated_at`` is the wall clock.
+# ``channels``: where its notifications went last ([[channel, digest], ...]), for a resolve by hand.
+incidents = sa.Table(
+    "incidents",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("dataset_id", sa.Integer, sa.ForeignKey("datasets.id"), nullable=False),
+    sa.Column("dimension", sa.String(20), nullable=False),
+    sa.Column("expectation", sa.String(200), nullable=False),
+    sa.Column("group_key", sa.Text, nullable=False, server_default=""),
+    sa.Column("state", sa.String(20), nullable=False),
+    sa.Column("severity", sa.String(20), nullable=False),
+    sa.Column("owner", sa.String(200)),
+    sa.Column("opened_at", UTCDateTime, nullable=False),
+    sa.Column("evaluated_at", UTCDateTime, nullable=False),
+    sa.Column("resolved_at", UTCDateTime),
+    sa.Column("muted_until", UTCDateTime),
+    sa.Column("passes", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("failures", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("observed", sa.Double),
+    sa.Column("notified_observed", sa.Double),
+    sa.Column("expected", sa.JSON(none_as_null=True)),
+    sa.Column("message", sa.Text),
+    sa.Column("cause", sa.String(20)),
+    sa.Column("channels", sa.JSON(none_as_null=True)),
+    sa.Column("updated_at", UTCDateTime, nullable=False, default=utcnow),
+    sa.Index(None, "dataset_id", "state"),
+    sa.Index(
+        "uq_incidents_unresolved",
+        "dataset_id",
+        "dimension",
+        "expectation",
+        "group_key",
+        unique=True,
+        sqlite_where=sa.text("state != 'resolved'"),
+        postgresql_where=sa.text("state != 'resolved'"),
+    ),
+)
+
+# What happened to an incident, in order: opened, failed, escalated, passed, resolved, reopened,
+# acknowledged, muted, unmuted; with the run (for evaluations) or the person (for actions).
+incident_events = sa.Table(
+    "incident_events",
+    metadata,
+    sa.Column("incident_id", sa.String(36), sa.ForeignKey("incidents.id"), nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("kind", sa.String(20), nullable=False),
+    sa.Column("at", UTCDateTime, nullable=False),
+    sa.Column("recorded_at", UTCDateTime, nullable=False, default=utcnow),
+    sa.Column("run_id", sa.String(36)),
+    sa.Column("by", sa.String(200)),
+    sa.Column("detail", sa.JSON(none_as_null=True)),
+    sa.PrimaryKeyConstraint("incident_id", "seq"),
+)
+
+# The outbox: one row per (notification, channel), written in the transaction of the outcomes
+# that caused it; a delivery pass sends the pending ones (a lease keeps two passes apart).
+# ``status``: pending → sent | failed, or held (a digest route's item, until its day's digest,
+# then digested). ``dedupe_key`` lets a config error be sent once per distinct error.
+notifications = sa.Table(
+    "notifications",
+    metadata,
+    sa.Column("id", sa.String(36), nullable=False),
+    sa.Column("channel", sa.String(200), nullable=False),
+    sa.Column("kind", sa.String(30), nullable=False),
+    sa.Column("status", sa.String(20), nullable=False),
+    sa.Column("payload", sa.JSON, nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("next_attempt_at", UTCDateTime, nullable=False),
+    sa.Column("lease_until", UTCDateTime),
+    sa.Column("sent_at", UTCDateTime),
+    sa.Column("error", sa.Text),
+    sa.Column("dedupe_key", sa.Text),
+    sa.Column("digest_day", sa.Date),
+    sa.Column("digest_id", sa.String(36)),
+    sa.Column("run_id", sa.String(36)),
+    sa.Column("incident_id", sa.String(36)),
+    sa.PrimaryKeyConstraint("id", "channel"),
+    sa.Index(None, "status", "next_attempt_at"),
+    sa.Index(None, "dedupe_key"),
 )

@@ -32,6 +32,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from assay.errors import ConfigError
+from assay.platform.notify import Route
 
 API_VERSION = "assay/v1"
 KIND = "DatasetChecks"
@@ -267,6 +268,10 @@ class Expectation(_Strict):
     owner: str | None = None
     mode: Literal["enforce", "advisory"] = "enforce"
     description: str | None = None
+    # The quality dimension its incidents are keyed by (docs/operations.md, "Incidents"); by
+    # default its metric's or rule's (row_count: volume, null_rate: completeness, ...).
+    dimension: Literal["freshness", "volume", "completeness", "uniqueness", "validity"] | None = None
+    divide_by_group: bool = False  # one incident per failing group of `by:`, not one for all
 
     @field_validator("id")
     @classmethod
@@ -285,6 +290,8 @@ class Expectation(_Strict):
             raise ValueError("a rule carries its own condition: remove expect")
         if self.rule is not None and self.by:
             raise ValueError("by: applies to metric expectations, not to DQDL rules")
+        if self.divide_by_group and not self.by:
+            raise ValueError("divide_by_group: true needs by: (the groups to divide the incidents by)")
         return self
 
     @property
@@ -307,6 +314,8 @@ class Document(_Strict):
     # gate's table settings (docs/gate.md); both are validated by their own flows' models.
     monitor: dict[str, Any] | None = None
     gate: dict[str, Any] | None = None
+    # Routing rules of this dataset, tried before those of assay.yaml (same shape as its routes:)
+    notify: tuple[Route, ...] = ()
 
     @field_validator("monitor")
     @classmethod

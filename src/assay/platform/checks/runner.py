@@ -90,6 +90,7 @@ class CheckResult:
     profiles: dict[str, dict[str, Any]] = field(default_factory=dict)
     error: str | None = None
     seconds: dict[str, float] = field(default_factory=dict)  # wall time of measure, persist, judge
+    incidents: dict[str, int] | None = None  # what the run did to incidents (a recorded run only)
 
     def to_dict(self) -> dict[str, Any]:
         payload: dict[str, Any] = {
@@ -109,6 +110,8 @@ class CheckResult:
         }
         if self.error is not None:
             payload["error"] = self.error
+        if self.incidents is not None:
+            payload["incidents"] = dict(self.incidents)
         return payload
 
 
@@ -196,6 +199,7 @@ class CheckRun:
                 f"(expectations: {', '.join(sorted(known))})"
             )
         self.chosen = [e for e in document.expectations if not only or e.id in only]
+        self.notify = None if dry_run else _notify_config(self.workspace, document)
         retry = document.dataset.retry
         self.attempts = retry.attempts if retries is None else retries + 1
         self.backoff = retry.backoff if backoff is None else backoff
@@ -394,7 +398,7 @@ class CheckRun:
                 loads[pid] = load
         return loads
 
-    def _settle(self, run: Run, loads: dict[str, int], result: CheckResult) -> None:
+    def _settle(self, run: Run, loads: dict[str, int], result: CheckResult) -> dict[str, Any] | None:
         store = self.store
         statuses = {load: "current" for load in loads.values()}
         if statuses:
@@ -402,6 +406,35 @@ class CheckRun:
         for pid, load in loads.items():
             store.supersede(self.document.dataset.name, self.at.date(), partition=pid, keep=load)
         store.save_check_outcomes(run.id, self.document.dataset.name, self.at, result.outcomes)
+        if self.notify is not None:  # incidents and their notifications: the same transaction
+            from assay.platform.incidents import judge
+
+            result.incidents = judge(
+                store, result.outcomes, self._incident_context(), at=self.at, run_id=run.id, now=self.now
+            )
+            return {"incidents": result.incidents}
+        return None
+
+    def _incident_context(self) -> Any:
+        from assay.platform.incidents import Context, dimension_of
+        from assay.platform.notify import route
+
+        config = self.notify
+        assert config is not None
+        routes = (*self.document.notify, *config.routes)
+        dataset = self.document.dataset
+        return Context(
+            dataset=dataset.name,
+            source=dataset.source.describe(),
+            tags=dataset.tags,
+            tier=dataset.tier,
+            dimensions={
+                e.id: dimension_of(e.metric, e.rule, e.dimension) for e in self.document.expectations
+            },
+            divided=frozenset(e.id for e in self.document.expectations if e.divide_by_group),
+            route=lambda facts: route(routes, facts),
+            move_share=config.incidents.move_share,
+        )
 
     # --- judge --------------------------------------------------------------------------------------
 
@@ -723,3 +756,19 @@ def failing_severities(result: CheckResult, threshold: str) -> bool:
 
 
 __all__ = ["CheckResult", "CheckRun", "failing_severities", "run_document", "summarize"]
+
+
+def _notify_config(workspace: Workspace, document: Document) -> Any:
+    """The workspace's notification settings (assay.yaml), with the document's own routes
+    checked against its channels before anything is measured."""
+    from assay.platform.notify import load_config
+
+    config = load_config(workspace.root)
+    unknown = config.undeclared(document.notify)
+    if unknown:
+        declared = ", ".join(sorted(config.channels)) or "none"
+        raise ConfigError(
+            f"notify: routes send to undeclared channel(s) {', '.join(unknown)} "
+            f"(channels of {workspace.root / 'assay.yaml'}: {declared})"
+        )
+    return config
