@@ -205,6 +205,10 @@ def test_a_config_error_goes_to_the_author_once_per_distinct_error(
 def test_warnings_go_into_one_digest_per_channel_per_day(
     world: World, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    config = world.root / "assay.yaml"  # the warnings' digest also to the Slack channel
+    config.write_text(
+        config.read_text().replace("to: [owners], digest: daily", "to: [owners, platform], digest: daily")
+    )
     world.check(capsys, 1, null_emails=3)  # 30 % without e-mail: the warning `emails` fails
     world.check(capsys, 1, null_emails=3)  # the same day again changes no incident
     pass_ = world.deliver(capsys, "2026-11-01T12:00:00Z")
@@ -212,10 +216,14 @@ def test_warnings_go_into_one_digest_per_channel_per_day(
     with MetricStore.open(workspace=world.root) as store:
         assert [r.status for r in store.outbox() if r.channel == "owners"] == ["held"]
     pass_ = world.deliver(capsys, "2026-11-02T00:05:00Z")
-    assert pass_["digests"] == 1
+    assert pass_["digests"] == 2  # one per channel: owners and platform
     [digest] = world.got("/owners")
     assert digest["kind"] == "digest" and [i["kind"] for i in digest["items"]] == ["incident_opened"]
     assert digest["items"][0]["expectation"] == "emails" and "2026-11-01" in digest["message"]
+    # Slack's digest lists the day's notifications in words
+    [slack] = world.got("/platform")
+    listed = [b["text"]["text"] for b in slack["blocks"] if b.get("text", {}).get("text", "").startswith("•")]
+    assert listed and "incident_opened shop.orders emails" in listed[0]
     # the next pass makes no second digest of the same day
     assert world.deliver(capsys, "2026-11-02T01:00:00Z")["digests"] == 0
     assert len(world.got("/owners")) == 1
@@ -333,6 +341,29 @@ def test_acknowledge_mute_and_resolve_by_hand(world: World, capsys: pytest.Captu
         == 2
     )
     assert "is resolved" in capsys.readouterr().err
+
+
+def test_a_new_normal_restarts_the_baselines_at_the_incidents_first_failure(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for day in (1, 2, 3):
+        world.check(capsys, day)
+    world.check(capsys, 4, rows=3)  # fails: the table got smaller, and that is the new normal
+    world.check(capsys, 5, rows=3)
+    [incident] = world.incidents()
+    code = assay(
+        "incidents", "resolve", incident.id, "--by", "ana", "--cause", "new_normal",
+        "--workspace", str(world.root), "--json",
+    )  # fmt: skip
+    shown = json.loads(capsys.readouterr().out)["incident"]
+    assert code == 0 and shown["events"][-1]["detail"]["left_out_of_baselines"] == 3  # days 1 to 3
+    from datetime import UTC, datetime
+
+    with MetricStore.open(workspace=world.root) as store:
+        series = store.metric_series(
+            "shop.orders", partition="daily", names={"row_count"}, before=datetime(2026, 11, 6, tzinfo=UTC)
+        )
+    assert [v for _, v in series[("Dataset", "*", "row_count")]] == [3.0, 3.0]  # the history starts again
 
 
 def test_a_muted_incident_counts_and_tells_no_one_until_its_time(

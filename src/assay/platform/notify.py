@@ -291,6 +291,18 @@ class Notification:
         about = " ".join(x for x in (self.dataset, self.expectation) if x)
         return f"[assay] {what}" + (f": {about}" if about else "")
 
+    def item_lines(self, most: int = 20) -> list[str]:
+        """A digest's notifications, one line each (at most ``most``, then how many more)."""
+        items = self.items or []
+        lines = [
+            " ".join(str(x) for x in (i.get("kind"), i.get("dataset"), i.get("expectation")) if x)
+            + (f": {i['message']}" if i.get("message") else "")
+            for i in items[:most]
+        ]
+        if len(items) > most:
+            lines.append(f"… and {len(items) - most} more")
+        return lines
+
     def facts(self) -> list[tuple[str, str]]:
         """The payload's facts in words, for Slack and e-mail."""
         names = ("dataset", "expectation", "group", "severity", "outcome", "observed", "expected", "run_id")
@@ -413,6 +425,9 @@ def _slack(notification: Notification, now: datetime) -> dict[str, Any]:
                 "fields": [{"type": "mrkdwn", "text": f"*{k}*\n{v}"[:2000]} for k, v in facts[:10]],
             }
         )
+    if notification.items:
+        listed = "\n".join(f"• {line}" for line in notification.item_lines())
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": listed[:3000]}})
     blocks.append(
         {
             "type": "context",
@@ -431,6 +446,7 @@ def _email(channel: Email, notification: Notification, now: datetime, smtp: Smtp
     message["Date"] = now.strftime("%a, %d %b %Y %H:%M:%S +0000")
     lines = [notification.message or notification.title(), ""]
     lines += [f"{k}: {v}" for k, v in notification.facts()]
+    lines += [f"- {line}" for line in notification.item_lines()]
     lines += ["", f"id: {notification.id}", f"sent at: {now.isoformat()}"]
     message.set_content("\n".join(lines) + "\n")
     message.add_attachment(
