@@ -496,6 +496,8 @@ def test_a_run_killed_at_each_stage_boundary_sends_each_notification_once_and_in
         assert {r.status for r in store.outbox()} == {"sent"}
         [incident] = store.incidents()
         assert incident.failures == 1
+        # each run's stages as far as it got: the killed one's stop where it was killed
+        stages = {r["state"]: r["stages"] for r in store.check_runs("shop.orders") if r["at"] == at}
         # one current load of the day: the killed run's metrics are not history
         from datetime import UTC, datetime
 
@@ -503,3 +505,10 @@ def test_a_run_killed_at_each_stage_boundary_sends_each_notification_once_and_in
             "shop.orders", partition="daily", names={"row_count"}, before=datetime(2026, 11, 4, tzinfo=UTC)
         )
     assert [v for _, v in series[("Dataset", "*", "row_count")]] == [2.0, 10.0, 10.0]
+    everything = ["running", "measured", "judged", "notified"]
+    if point in ("after-settle", "after-summary"):  # committed: it is the day's run, delivered later
+        assert stages == {"completed": everything}
+    else:
+        # killed right after its start record: before its first stage
+        reached = {"after-start": []}.get(point, ["running", "measured"])
+        assert stages == {"system_error": reached, "completed": everything}

@@ -36,6 +36,7 @@ TABLES = {
     "incidents",
     "incident_events",
     "notifications",
+    "run_stages",
 }
 MAY_1 = datetime(2024, 5, 1, tzinfo=UTC)
 

@@ -143,7 +143,8 @@ class CheckRecords:
     def check_runs(self: _Store, dataset: str) -> list[dict[str, Any]]:
         """Every recorded check run of ``dataset`` (dry runs are never recorded), oldest first by
         logical time, each with its outcomes in position order: ``run_id``, ``at``, ``state``,
-        ``summary``, ``outcomes`` (the run JSON's outcome fields)."""
+        ``summary``, ``stages`` (the stages it passed), ``outcomes`` (the run JSON's outcome
+        fields)."""
         runs, outcomes = schema.runs, schema.check_outcomes
         with self._transaction() as connection:
             dataset_id = connection.execute(
@@ -161,6 +162,15 @@ class CheckRecords:
                 .where(outcomes.c.dataset_id == dataset_id)
                 .order_by(outcomes.c.run_id, outcomes.c.position)
             ).all()
+            stages: dict[str, list[str]] = defaultdict(list)
+            order = ("running", "measured", "judged", "notified")
+            passed = connection.execute(
+                sa.select(schema.run_stages.c.run_id, schema.run_stages.c.stage).where(
+                    schema.run_stages.c.run_id.in_([row[0] for row in found])
+                )
+            ).all()
+            for run_id, stage in sorted(passed, key=lambda r: (r[0], order.index(r[1]))):
+                stages[run_id].append(stage)
         by_run: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for row in rows:
             detail = row.detail or {}
@@ -191,6 +201,7 @@ class CheckRecords:
                     "state": state,
                     "started_at": started_at,
                     "summary": summary.get("summary"),
+                    "stages": stages.get(run_id, []),
                     "outcomes": by_run.get(run_id, []),
                 }
             )

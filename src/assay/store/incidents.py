@@ -22,6 +22,8 @@ from assay.store import schema
 from assay.store.checks import group_key, parse_group_key
 
 INCIDENT_STATES = ("open", "acknowledged", "muted", "resolved")
+STAGES = ("running", "measured", "judged", "notified")
+"""The stages of a check run, in order (docs/operations.md, "Durable stages")."""
 NOTIFICATION_STATUSES = ("pending", "sent", "failed", "held", "digested")
 """``pending`` until delivered (``sent``) or given up (``failed``); a digest route's item is
 ``held`` until its day's digest is made, then ``digested``."""
@@ -276,6 +278,53 @@ class IncidentRecords:
             done = connection.execute(loads.update().where(*where).values(in_baseline=False))
             return int(done.rowcount or 0)
 
+    # --- a run's stages ---------------------------------------------------------------------------
+
+    def add_stage(self: _Store, run_id: str, stage: str, at: datetime | None = None) -> None:
+        """Record that run ``run_id`` passed ``stage`` (once: a stage passed again keeps its time)."""
+        if stage not in STAGES:
+            raise ValueError(f"a stage is one of {', '.join(STAGES)}, not {stage!r}")
+        table = schema.run_stages
+        with self._transaction() as connection:
+            insert = schema.UPSERTS[connection.dialect.name](table)
+            connection.execute(
+                insert.on_conflict_do_nothing(index_elements=[table.c.run_id, table.c.stage]),
+                {"run_id": run_id, "stage": stage, "at": at or datetime.now(UTC)},
+            )
+
+    def stages(self: _Store, run_id: str) -> list[tuple[str, datetime]]:
+        """The stages run ``run_id`` passed, in order."""
+        table = schema.run_stages
+        with self._transaction() as connection:
+            rows = connection.execute(
+                sa.select(table.c.stage, table.c.at).where(table.c.run_id == run_id)
+            ).all()
+        return sorted(((stage, at) for stage, at in rows), key=lambda row: STAGES.index(row[0]))
+
+    def note_notified(self: _Store, run_id: str) -> None:
+        """Record ``notified`` for a run none of whose notifications still waits (none: at once)."""
+        with self._transaction() as connection:
+            IncidentRecords._notified_if_done(self, connection, run_id)
+
+    def _notified_if_done(self: _Store, connection: Connection, run_id: str | None) -> None:
+        """A run whose notifications were all delivered or given up has passed ``notified``."""
+        if run_id is None:
+            return
+        table = schema.notifications
+        waiting = connection.execute(
+            sa.select(table.c.id)
+            .where(table.c.run_id == run_id, table.c.status.in_(["pending", "held"]))
+            .limit(1)
+        ).first()
+        if waiting is None:
+            insert = schema.UPSERTS[connection.dialect.name](schema.run_stages)
+            connection.execute(
+                insert.on_conflict_do_nothing(
+                    index_elements=[schema.run_stages.c.run_id, schema.run_stages.c.stage]
+                ),
+                {"run_id": run_id, "stage": "notified", "at": datetime.now(UTC)},
+            )
+
     # --- the outbox -------------------------------------------------------------------------------
 
     def enqueue(
@@ -449,6 +498,8 @@ class IncidentRecords:
             connection.execute(
                 table.update().where(table.c.id == row.id, table.c.channel == row.channel).values(**values)
             )
+            if status in ("sent", "failed"):
+                IncidentRecords._notified_if_done(self, connection, row.run_id)
 
 
 def _incident(row: Any) -> IncidentRecord:

@@ -8,7 +8,7 @@ them on both backends.
 >>> sorted(metadata.tables)  # doctest: +NORMALIZE_WHITESPACE
 ['check_outcomes', 'datasets', 'decision_sources', 'decisions', 'incident_events', 'incidents',
  'judgements', 'load_columns', 'load_values', 'loads', 'metrics', 'notifications', 'outcomes',
- 'runs', 'schedule_ticks', 'value_sets']
+ 'run_stages', 'runs', 'schedule_ticks', 'value_sets']
 """
 
 from __future__ import annotations
@@ -378,4 +378,16 @@ notifications = sa.Table(
     sa.PrimaryKeyConstraint("id", "channel"),
     sa.Index(None, "status", "next_attempt_at"),
     sa.Index(None, "dedupe_key"),
+)
+
+# The stages a check run passed, in order (running, measured, judged, notified), each when it was
+# committed: ``measured`` with its metrics, ``judged`` with its outcomes and the notifications
+# they caused, ``notified`` once the last of those was delivered or given up (or at once: none).
+run_stages = sa.Table(
+    "run_stages",
+    metadata,
+    sa.Column("run_id", sa.String(36), nullable=False),
+    sa.Column("stage", sa.String(20), nullable=False),
+    sa.Column("at", UTCDateTime, nullable=False),
+    sa.PrimaryKeyConstraint("run_id", "stage"),
 )

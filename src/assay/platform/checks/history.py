@@ -26,7 +26,7 @@ OUTCOME_FIELDS = (
 def history(
     store: Any, dataset: str, *, expectation: str | None = None, group: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
-    """``{"dataset", "runs": [{"run_id", "at", "state", "outcomes": [...]}]}``, oldest first;
+    """``{"dataset", "runs": [{"run_id", "at", "state", "stages", "outcomes": [...]}]}``, oldest first;
     production runs only (a dry run is never recorded). The same store always gives the same
     value: nothing in it depends on the clock or on the order rows come back in."""
     runs = []
@@ -37,7 +37,15 @@ def history(
             if (expectation is None or item["expectation"] == expectation)
             and _in_group(item.get("group"), group)
         ]
-        runs.append({"run_id": run["run_id"], "at": run["at"], "state": run["state"], "outcomes": outcomes})
+        runs.append(
+            {
+                "run_id": run["run_id"],
+                "at": run["at"],
+                "state": run["state"],
+                "stages": run["stages"],
+                "outcomes": outcomes,
+            }
+        )
     return {"dataset": dataset, "runs": runs}
 
 

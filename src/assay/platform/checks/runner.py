@@ -227,6 +227,8 @@ class CheckRun:
         run.counts = {"at": self.at_text}  # recorded from the start: a run that fails keeps its date
         try:
             with run:
+                if not self.dry_run and self.store is not None:
+                    self.store.add_stage(run.id, "running")
                 run.phase = "measuring"
                 started = clock.perf_counter()
                 measured = {p.id: self._measure(p, result) for p in self._profiles()}
@@ -396,6 +398,7 @@ class CheckRun:
                     values.update(rules.stored(rules.measurements(m.dqdl, m.dqdl_errors)))
                 store.save_metrics(load, values)
                 loads[pid] = load
+            store.add_stage(run.id, "measured")  # with the metrics: both land, or neither
         return loads
 
     def _settle(self, run: Run, loads: dict[str, int], result: CheckResult) -> dict[str, Any] | None:
@@ -412,8 +415,10 @@ class CheckRun:
             result.incidents = judge(
                 store, result.outcomes, self._incident_context(), at=self.at, run_id=run.id, now=self.now
             )
-            return {"incidents": result.incidents}
-        return None
+        # judged with its outcomes and what they caused; notified at once when they caused nothing
+        store.add_stage(run.id, "judged")
+        store.note_notified(run.id)
+        return None if result.incidents is None else {"incidents": result.incidents}
 
     def _incident_context(self) -> Any:
         from assay.platform.incidents import Context, dimension_of

@@ -1,4 +1,5 @@
-"""Incidents, their events and the notification outbox; loads that baselines leave out.
+"""Incidents, their events and the notification outbox; loads that baselines leave out; the
+stages a check run passed.
 
 A check run's outcomes, the incidents they open, escalate or resolve, and the notifications those
 cause are written in one transaction (the outbox); a delivery pass sends the pending ones.
@@ -92,9 +93,17 @@ def upgrade() -> None:
     )
     op.create_index("ix_notifications_status_next_attempt_at", "notifications", ["status", "next_attempt_at"])
     op.create_index("ix_notifications_dedupe_key", "notifications", ["dedupe_key"])
+    op.create_table(
+        "run_stages",
+        sa.Column("run_id", sa.String(36), nullable=False),
+        sa.Column("stage", sa.String(20), nullable=False),
+        sa.Column("at", UTCDateTime, nullable=False),
+        sa.PrimaryKeyConstraint("run_id", "stage", name="pk_run_stages"),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("run_stages")
     op.drop_table("notifications")
     op.drop_table("incident_events")
     op.drop_index("uq_incidents_unresolved", table_name="incidents")
