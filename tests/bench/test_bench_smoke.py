@@ -43,3 +43,21 @@ def test_gate_bench_runs_and_prints_its_ratio_and_memory(tmp_path: Path) -> None
     assert payload["agree"] is True
     assert payload["planted_caught"] is True
     assert payload["prepared"]["history"]["months"] == 10
+
+
+def test_notify_bench_runs_and_prints_its_ratio(tmp_path: Path) -> None:
+    measurements = tmp_path / "notify.json"
+    args = ["--notifications", "50", "--runs", "1", "--days", "4", "--json", str(measurements)]
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "notify.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^ratio assay/plain = \d+\.\d\d \(target <= 2\.0\)$", done.stdout, re.MULTILINE)
+    assert re.search(
+        r"^incidents and outbox in a check run \(4 days\): median \d+\.\d%", done.stdout, re.MULTILINE
+    )
+    assert json.loads(measurements.read_text())["exact"] is True

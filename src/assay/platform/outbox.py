@@ -12,9 +12,9 @@ the scheduler's loop deliver them. A pass:
    A channel that fails in a pass is not tried again in that pass: a channel that is down does
    not hold up the others, and the runs never wait for any channel.
 
-Delivery is at least once: a process killed after sending and before recording it sends that
-notification again on the next pass, with the same id (the ``Idempotency-Key``), which the
-receiver can drop.
+Delivery is at least once: a pass records its deliveries :data:`RECORD_EVERY` at a time, so a
+process killed after sending and before recording sends those notifications again on the next
+pass, with the same ids (the ``Idempotency-Key``), which the receiver can drop.
 """
 
 from __future__ import annotations
@@ -35,6 +35,12 @@ LONGEST_RETRY = timedelta(hours=1)
 GIVE_UP_AFTER = 12
 """Attempts before a notification is ``failed`` (about six hours of retries)."""
 LEASE = timedelta(minutes=5)
+BATCH = 200
+"""Rows claimed at a time; a pass claims batches until nothing due is left."""
+RECORD_EVERY = 20
+"""Deliveries recorded in one store transaction: a pass killed mid-way sends at most this many
+notifications again on the next pass (with their ids), and a pass costs one commit per 20 sends
+instead of one per send."""
 
 
 @dataclass
@@ -88,51 +94,59 @@ def deliver_pass(
     done = DeliveryPass(now)
     done.digests = store.make_digests(now, digest_id)
     down: set[str] = set()
-    for row in store.claim_notifications(now, lease=LEASE):
-        if row.channel in down:
-            store.finish_notification(
-                row, status="pending", attempts=row.attempts, error=row.error, sent_at=None
+    settled: list[tuple[Any, dict[str, Any]]] = []  # recorded RECORD_EVERY at a time
+
+    def settle(row: Any, status: str, attempts: int, error: str | None, **more: Any) -> None:
+        settled.append((row, {"status": status, "attempts": attempts, "error": error, **more}))
+        if len(settled) >= RECORD_EVERY:
+            store.finish_notifications(settled)
+            settled.clear()
+
+    try:
+        for row in _due(store, now, down):
+            if row.channel in down:
+                settle(row, "pending", row.attempts, row.error)
+                continue
+            try:
+                channel = config.channel(row.channel)
+            except ConfigError as error:
+                settle(row, "failed", row.attempts, str(error))
+                done.deliveries.append(_entry(row, "failed", str(error), row.attempts))
+                continue
+            fields = {
+                k: v
+                for k, v in row.payload.items()
+                if k in Notification.__dataclass_fields__ and k != "sent_at"
+            }
+            delivery: Delivery = deliver(
+                row.channel, channel, Notification(**fields), smtp=config.smtp, attempts=1, clock=clock
             )
-            continue
-        try:
-            channel = config.channel(row.channel)
-        except ConfigError as error:
-            store.finish_notification(
-                row, status="failed", attempts=row.attempts, error=str(error), sent_at=None
-            )
-            done.deliveries.append(_entry(row, "failed", str(error), row.attempts))
-            continue
-        fields = {
-            k: v for k, v in row.payload.items() if k in Notification.__dataclass_fields__ and k != "sent_at"
-        }
-        delivery: Delivery = deliver(
-            row.channel, channel, Notification(**fields), smtp=config.smtp, attempts=1, clock=clock
-        )
-        checkpoint("after-send")  # sent, not yet recorded: the next pass sends it again (same id)
-        attempts = row.attempts + 1
-        if delivery.status == "sent":
-            store.finish_notification(
-                row, status="sent", attempts=attempts, error=None, sent_at=delivery.sent_at
-            )
-            done.deliveries.append(_entry(row, "sent", None, attempts))
-        elif delivery.retryable and attempts < GIVE_UP_AFTER:
-            down.add(row.channel)
-            store.finish_notification(
-                row,
-                status="pending",
-                attempts=attempts,
-                error=delivery.error,
-                sent_at=None,
-                next_attempt_at=now + retry_wait(attempts),
-            )
-            done.deliveries.append(_entry(row, "retrying", delivery.error, attempts))
-        else:
-            store.finish_notification(
-                row, status="failed", attempts=attempts, error=delivery.error, sent_at=None
-            )
-            done.deliveries.append(_entry(row, "failed", delivery.error, attempts))
+            checkpoint("after-send")  # sent, not yet recorded: the next pass sends it again (same id)
+            attempts = row.attempts + 1
+            if delivery.status == "sent":
+                settle(row, "sent", attempts, None, sent_at=delivery.sent_at)
+                done.deliveries.append(_entry(row, "sent", None, attempts))
+            elif delivery.retryable and attempts < GIVE_UP_AFTER:
+                down.add(row.channel)
+                settle(row, "pending", attempts, delivery.error, next_attempt_at=now + retry_wait(attempts))
+                done.deliveries.append(_entry(row, "retrying", delivery.error, attempts))
+            else:
+                settle(row, "failed", attempts, delivery.error)
+                done.deliveries.append(_entry(row, "failed", delivery.error, attempts))
+    finally:
+        store.finish_notifications(settled)
     done.channels_down = sorted(down)
     return done
+
+
+def _due(store: Any, now: datetime, down: set[str]) -> Any:
+    """Every row due at ``now``, claimed :data:`BATCH` at a time, leaving out the channels found
+    down in this pass (they wait for a later one)."""
+    while True:
+        batch = store.claim_notifications(now, lease=LEASE, limit=BATCH, skip=down)
+        if not batch:
+            return
+        yield from batch
 
 
 def _entry(row: Any, status: str, error: str | None, attempts: int) -> dict[str, Any]:

@@ -8,7 +8,7 @@ a delivery pass (:mod:`assay.platform.outbox`) then sends the pending rows.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -443,39 +443,30 @@ class IncidentRecords:
         return made
 
     def claim_notifications(
-        self: _Store, now: datetime, *, lease: timedelta, limit: int = 500
+        self: _Store, now: datetime, *, lease: timedelta, limit: int = 500, skip: Collection[str] = ()
     ) -> list[OutboxRow]:
-        """Take the pending rows due at ``now`` for this delivery pass: each row is leased to
-        one pass (a conditional update), so two passes at once never send the same row twice."""
+        """Take the pending rows due at ``now`` for this delivery pass, in one statement: each
+        row is leased to one pass (an ``UPDATE … RETURNING`` whose condition a second pass at
+        the same moment finds false once the first committed), so two passes at once never send
+        the same row twice. At most ``limit`` rows, none of the channels in ``skip``."""
         table = schema.notifications
+        free = sa.or_(table.c.lease_until.is_(None), table.c.lease_until < now)
         due = (
-            sa.select(table)
-            .where(
-                table.c.status == "pending",
-                table.c.next_attempt_at <= now,
-                sa.or_(table.c.lease_until.is_(None), table.c.lease_until < now),
-            )
+            sa.select(table.c.id, table.c.channel)
+            .where(table.c.status == "pending", table.c.next_attempt_at <= now, free)
+            .where(table.c.channel.not_in(sorted(skip)))
             .order_by(table.c.created_at, table.c.id, table.c.channel)
             .limit(limit)
         )
-        taken: list[OutboxRow] = []
         with self._transaction() as connection:
-            rows = [_outbox(row) for row in connection.execute(due).mappings()]
-        for row in rows:
-            with self._transaction() as connection:
-                done = connection.execute(
-                    table.update()
-                    .where(
-                        table.c.id == row.id,
-                        table.c.channel == row.channel,
-                        table.c.status == "pending",
-                        sa.or_(table.c.lease_until.is_(None), table.c.lease_until < now),
-                    )
-                    .values(lease_until=now + lease)
-                )
-                if done.rowcount == 1:
-                    taken.append(row)
-        return taken
+            rows = connection.execute(
+                table.update()
+                .where(sa.tuple_(table.c.id, table.c.channel).in_(due), table.c.status == "pending", free)
+                .values(lease_until=now + lease)
+                .returning(*table.c)
+            ).mappings()
+            taken = [_outbox(row) for row in rows]
+        return sorted(taken, key=lambda r: (r.created_at, r.id, r.channel))
 
     def finish_notification(
         self: _Store,
@@ -488,18 +479,39 @@ class IncidentRecords:
         next_attempt_at: datetime | None = None,
     ) -> None:
         """Record how a delivery attempt of ``row`` went (and release its lease)."""
+        IncidentRecords.finish_notifications(
+            self, [(row, {"status": status, "attempts": attempts, "error": error, "sent_at": sent_at,
+                          "next_attempt_at": next_attempt_at})]
+        )  # fmt: skip
+
+    def finish_notifications(self: _Store, done: Sequence[tuple[OutboxRow, Mapping[str, Any]]]) -> None:
+        """Record several delivery attempts in one transaction (each: ``status``, ``attempts``,
+        ``error``, ``sent_at``, ``next_attempt_at``), releasing their leases; a run whose last
+        notification this settles has passed ``notified``."""
+        if not done:
+            return
         table = schema.notifications
-        values: dict[str, Any] = {"status": status, "attempts": attempts, "error": error, "lease_until": None}
-        if sent_at is not None:
-            values["sent_at"] = sent_at
-        if next_attempt_at is not None:
-            values["next_attempt_at"] = next_attempt_at
         with self._transaction() as connection:
-            connection.execute(
-                table.update().where(table.c.id == row.id, table.c.channel == row.channel).values(**values)
-            )
-            if status in ("sent", "failed"):
-                IncidentRecords._notified_if_done(self, connection, row.run_id)
+            for row, how in done:
+                values: dict[str, Any] = {
+                    "status": how["status"],
+                    "attempts": how["attempts"],
+                    "error": how.get("error"),
+                    "lease_until": None,
+                }
+                if how.get("sent_at") is not None:
+                    values["sent_at"] = how["sent_at"]
+                if how.get("next_attempt_at") is not None:
+                    values["next_attempt_at"] = how["next_attempt_at"]
+                connection.execute(
+                    table.update()
+                    .where(table.c.id == row.id, table.c.channel == row.channel)
+                    .values(**values)
+                )
+            for run_id in sorted(
+                {row.run_id for row, how in done if how["status"] in ("sent", "failed") and row.run_id}
+            ):
+                IncidentRecords._notified_if_done(self, connection, run_id)
 
 
 def _incident(row: Any) -> IncidentRecord:

@@ -412,9 +412,11 @@ class CheckRun:
         if self.notify is not None:  # incidents and their notifications: the same transaction
             from assay.platform.incidents import judge
 
+            started = clock.perf_counter()
             result.incidents = judge(
                 store, result.outcomes, self._incident_context(), at=self.at, run_id=run.id, now=self.now
             )
+            result.seconds["incidents"] = clock.perf_counter() - started
         # judged with its outcomes and what they caused; notified at once when they caused nothing
         store.add_stage(run.id, "judged")
         store.note_notified(run.id)
