@@ -512,3 +512,58 @@ def test_a_run_killed_at_each_stage_boundary_sends_each_notification_once_and_in
         # killed right after its start record: before its first stage
         reached = {"after-start": []}.get(point, ["running", "measured"])
         assert stages == {"system_error": reached, "completed": everything}
+
+
+def test_two_delivery_passes_at_once_on_postgresql_send_each_notification_once(
+    tmp_path: Path,
+    receiver: Receiver,
+    postgres_url: str,
+) -> None:
+    # 400 notifications in a PostgreSQL store's outbox, two `assay notify deliver` side by side:
+    # each row is claimed by one of them (UPDATE … RETURNING under row locks), never both
+    from datetime import UTC, datetime
+
+    (tmp_path / "assay.yaml").write_text(
+        f'channels: {{owners: {{type: webhook, url: "{receiver.url}/owners"}}}}\n'
+    )
+    now = datetime(2026, 11, 30, 8, tzinfo=UTC)
+    with MetricStore.open(postgres_url, workspace=tmp_path) as store, store.transaction():
+        for i in range(400):
+            store.enqueue(
+                {"id": f"00000000-0000-4000-8000-{i:012d}", "kind": "incident_opened"},
+                [("owners", None)],
+                now=now,
+            )
+    env = cli_env()
+    passes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "assay",
+                "notify",
+                "deliver",
+                "--now",
+                "2026-11-30T08:00:00Z",
+                "--json",
+                "--workspace",
+                str(tmp_path),
+                "--store",
+                postgres_url,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
+    sent = []
+    for process in passes:
+        out, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err
+        sent.append(json.loads(out)["sent"])
+    keys = Counter(r["headers"]["Idempotency-Key"] for r in receiver.requests)
+    assert sum(sent) == 400 and len(keys) == 400 and set(keys.values()) == {1}
+    with MetricStore.open(postgres_url, workspace=tmp_path) as store:
+        assert {r.status for r in store.outbox()} == {"sent"}
