@@ -69,6 +69,11 @@ def test_a_check_run_killed_at_each_write_boundary(
     again = check(root, LAST)
     assert again.returncode == 0, again.stderr
     assert _outcomes(root) == clean
+    rerun = json.loads((root / "out.json").read_text())
+    if point in ("after-measure", "before-commit"):  # killed measured, not judged: resumed
+        assert rerun["queries"]["measure"] == 0 and rerun["resumed_from"]
+    else:  # nothing measured to resume from (or the killed run committed): measured afresh
+        assert rerun["queries"]["measure"] == 1 and "resumed_from" not in rerun
     with MetricStore.open(workspace=root) as store:
         runs = [r for r in store.check_runs("payments.trades") if r["at"] == str(LAST)]
         states = sorted(r["state"] for r in runs)

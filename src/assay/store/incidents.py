@@ -280,8 +280,15 @@ class IncidentRecords:
 
     # --- a run's stages ---------------------------------------------------------------------------
 
-    def add_stage(self: _Store, run_id: str, stage: str, at: datetime | None = None) -> None:
-        """Record that run ``run_id`` passed ``stage`` (once: a stage passed again keeps its time)."""
+    def add_stage(
+        self: _Store,
+        run_id: str,
+        stage: str,
+        at: datetime | None = None,
+        detail: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Record that run ``run_id`` passed ``stage`` (once: a stage passed again keeps its time),
+        with ``detail`` (``measured``: what the run measured, to resume it from)."""
         if stage not in STAGES:
             raise ValueError(f"a stage is one of {', '.join(STAGES)}, not {stage!r}")
         table = schema.run_stages
@@ -289,8 +296,17 @@ class IncidentRecords:
             insert = schema.UPSERTS[connection.dialect.name](table)
             connection.execute(
                 insert.on_conflict_do_nothing(index_elements=[table.c.run_id, table.c.stage]),
-                {"run_id": run_id, "stage": stage, "at": at or datetime.now(UTC)},
+                {"run_id": run_id, "stage": stage, "at": at or datetime.now(UTC), "detail": detail},
             )
+
+    def stage_detail(self: _Store, run_id: str, stage: str) -> dict[str, Any] | None:
+        """The ``detail`` run ``run_id`` recorded with ``stage``, or None."""
+        table = schema.run_stages
+        with self._transaction() as connection:
+            found = connection.execute(
+                sa.select(table.c.detail).where(table.c.run_id == run_id, table.c.stage == stage)
+            ).first()
+        return None if found is None or found[0] is None else dict(found[0])
 
     def stages(self: _Store, run_id: str) -> list[tuple[str, datetime]]:
         """The stages run ``run_id`` passed, in order."""

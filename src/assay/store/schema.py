@@ -389,5 +389,6 @@ run_stages = sa.Table(
     sa.Column("run_id", sa.String(36), nullable=False),
     sa.Column("stage", sa.String(20), nullable=False),
     sa.Column("at", UTCDateTime, nullable=False),
+    sa.Column("detail", sa.JSON(none_as_null=True)),
     sa.PrimaryKeyConstraint("run_id", "stage"),
 )

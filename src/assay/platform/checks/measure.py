@@ -67,6 +67,66 @@ class ProfileMeasurement:
         return self.values.get((key, group))
 
 
+def dump_measurement(m: ProfileMeasurement) -> dict[str, Any]:
+    """``m`` as JSON the store can keep (its profile and compiled rules aside, which the document
+    gives again). Numbers that JSON has no word for (NaN, infinities) survive: the whole is kept
+    as one JSON text, read back by :func:`load_measurement`.
+
+    >>> from assay.platform.checks.document import Profile
+    >>> m = ProfileMeasurement(Profile(id="daily"), rows=3)
+    >>> m.values[("row_count", ())] = 3.0
+    >>> m.values[("mean(fee)", (("region", "EU"),))] = float("nan")
+    >>> back = load_measurement(m.profile, dump_measurement(m))
+    >>> back.rows, back.value("row_count"), str(back.value("mean(fee)", (("region", "EU"),)))
+    (3, 3.0, 'nan')
+    """
+    import json
+
+    body = {
+        "values": [[key, [list(pair) for pair in group], value] for (key, group), value in m.values.items()],
+        "errors": m.errors,
+        "failure": m.failure,
+        "missing": m.missing,
+        "samples": m.samples,
+        "dqdl": m.dqdl,
+        "dqdl_errors": m.dqdl_errors,
+        "groups": [
+            [list(grouping), [[list(pair) for pair in group] for group in groups]]
+            for grouping, groups in m.groups.items()
+        ],
+        "dropped": m.dropped,
+        "rows": m.rows,
+        "attempts": m.attempts,
+    }
+    return {"json": json.dumps(body, default=str)}
+
+
+def load_measurement(profile: Profile, stored: dict[str, Any]) -> ProfileMeasurement:
+    """The measurement :func:`dump_measurement` kept, for ``profile``."""
+    import json
+
+    body = json.loads(stored["json"])
+
+    def group(pairs: list[list[Any]]) -> Group:
+        return tuple((str(name), value) for name, value in pairs)
+
+    out = ProfileMeasurement(
+        profile,
+        errors=dict(body["errors"]),
+        failure=body["failure"],
+        missing=body["missing"],
+        samples=dict(body["samples"]),
+        dqdl=dict(body["dqdl"]),
+        dqdl_errors=dict(body["dqdl_errors"]),
+        dropped=dict(body["dropped"]),
+        rows=body["rows"],
+        attempts=int(body["attempts"]),
+    )
+    out.values = {(key, group(pairs)): value for key, pairs, value in body["values"]}
+    out.groups = {tuple(grouping): [group(g) for g in groups] for grouping, groups in body["groups"]}
+    return out
+
+
 # --- the source ------------------------------------------------------------------------------------
 
 

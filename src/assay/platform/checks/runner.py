@@ -91,6 +91,7 @@ class CheckResult:
     error: str | None = None
     seconds: dict[str, float] = field(default_factory=dict)  # wall time of measure, persist, judge
     incidents: dict[str, int] | None = None  # what the run did to incidents (a recorded run only)
+    resumed_from: str | None = None  # the killed run whose stored measurement it judged
 
     def to_dict(self) -> dict[str, Any]:
         payload: dict[str, Any] = {
@@ -112,6 +113,8 @@ class CheckResult:
             payload["error"] = self.error
         if self.incidents is not None:
             payload["incidents"] = dict(self.incidents)
+        if self.resumed_from is not None:
+            payload["resumed_from"] = self.resumed_from
         return payload
 
 
@@ -200,6 +203,7 @@ class CheckRun:
             )
         self.chosen = [e for e in document.expectations if not only or e.id in only]
         self.notify = None if dry_run else _notify_config(self.workspace, document)
+        self.resumed_from: str | None = None  # the killed run whose measurement this one took
         retry = document.dataset.retry
         self.attempts = retry.attempts if retries is None else retries + 1
         self.backoff = retry.backoff if backoff is None else backoff
@@ -231,7 +235,10 @@ class CheckRun:
                     self.store.add_stage(run.id, "running")
                 run.phase = "measuring"
                 started = clock.perf_counter()
-                measured = {p.id: self._measure(p, result) for p in self._profiles()}
+                resumed = self._resumable(run)
+                measured = {p.id: self._measure(p, result, resumed.get(p.id)) for p in self._profiles()}
+                if self.resumed_from is not None:
+                    result.resumed_from = self.resumed_from
                 result.queries["measure"] = sum(e.queries for e in self.engines)
                 result.seconds["measure"] = clock.perf_counter() - started
                 started = clock.perf_counter()
@@ -284,12 +291,15 @@ class CheckRun:
 
     # --- measure ---------------------------------------------------------------------------------
 
-    def _measure(self, profile: Profile, result: CheckResult) -> ProfileMeasurement:
-        """The profile's one statement, retried on platform failures."""
+    def _measure(
+        self, profile: Profile, result: CheckResult, stored: dict[str, Any] | None = None
+    ) -> ProfileMeasurement:
+        """The profile's one statement, retried on platform failures; with ``stored`` (what a
+        killed run measured), no statement: the measurement is taken from it."""
         failure: str | None = None
         for attempt in range(1, self.attempts + 1):
             try:
-                measured = self._measure_once(profile)
+                measured = self._measure_once(profile, stored)
             except PlatformError as error:
                 failure = error.message
                 result.attempts.append(Attempt(profile.id, attempt, failure))
@@ -317,7 +327,7 @@ class CheckRun:
         result.profiles[profile.id] = {"rows": None, "attempts": self.attempts, "error": failure}
         return out
 
-    def _measure_once(self, profile: Profile) -> ProfileMeasurement:
+    def _measure_once(self, profile: Profile, stored: dict[str, Any] | None = None) -> ProfileMeasurement:
         try:
             engine = self.engine_factory(self.document)
         except EngineError as error:
@@ -346,6 +356,12 @@ class CheckRun:
             dialect=engine.dialect,
         )
         slots = rules.slots
+        if stored is not None:  # resumed: the killed run's numbers, rules compiled, no scan
+            from assay.platform.checks.measure import load_measurement
+
+            resumed = load_measurement(profile, stored)
+            resumed.rules = rules
+            return resumed
         try:
             measured = measure(engine, plan, slots)
         except EngineError as error:
@@ -398,8 +414,56 @@ class CheckRun:
                     values.update(rules.stored(rules.measurements(m.dqdl, m.dqdl_errors)))
                 store.save_metrics(load, values)
                 loads[pid] = load
-            store.add_stage(run.id, "measured")  # with the metrics: both land, or neither
+            # with the metrics, what was measured: both land, or neither; a run killed before
+            # judging is resumed from it by the next run of the day (never measured again)
+            store.add_stage(run.id, "measured", detail=self._snapshot(measured))
         return loads
+
+    def _snapshot(self, measured: dict[str, ProfileMeasurement]) -> dict[str, Any]:
+        from assay.platform.checks.measure import dump_measurement
+
+        return {
+            "at": self.at_text,
+            "profiles": {
+                pid: {"fingerprint": self._fingerprint(m.profile), "measurement": dump_measurement(m)}
+                for pid, m in measured.items()
+                if not m.failure  # a failed measurement is tried again, not resumed
+            },
+        }
+
+    def _fingerprint(self, profile: Profile) -> str:
+        """What a stored measurement must have been made for to be reused: the profile as
+        written, the dataset's source, the run's logical time."""
+        import hashlib
+
+        text = "\n".join((profile.model_dump_json(), self.document.dataset.source.describe(), self.at_text))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def _resumable(self, run: Run) -> dict[str, dict[str, Any]]:
+        """The measurements of the killed run this one follows, when it stopped after
+        ``measured`` and before ``judged`` on the same day: {profile id: measurement}. Only the
+        run started right before this one counts (a later run of the day measures afresh)."""
+        store = self.store
+        if self.dry_run or store is None:
+            return {}
+        earlier = [r for r in store.runs(self.document.dataset.name, limit=5, kind="check") if r.id != run.id]
+        if not earlier or earlier[0].state != RunState.SYSTEM_ERROR.value:
+            return {}
+        killed = earlier[0]
+        passed = [stage for stage, _ in store.stages(killed.id)]
+        if "measured" not in passed or "judged" in passed:
+            return {}
+        detail = store.stage_detail(killed.id, "measured") or {}
+        if detail.get("at") != self.at_text:
+            return {}
+        out = {}
+        for profile in self._profiles():
+            found = (detail.get("profiles") or {}).get(profile.id)
+            if found and found.get("fingerprint") == self._fingerprint(profile):
+                out[profile.id] = found["measurement"]
+        if out:
+            self.resumed_from = killed.id
+        return out
 
     def _settle(self, run: Run, loads: dict[str, int], result: CheckResult) -> dict[str, Any] | None:
         store = self.store
