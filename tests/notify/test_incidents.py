@@ -227,6 +227,22 @@ def test_warnings_go_into_one_digest_per_channel_per_day(
     # the next pass makes no second digest of the same day
     assert world.deliver(capsys, "2026-11-02T01:00:00Z")["digests"] == 0
     assert len(world.got("/owners")) == 1
+    # a backfill of that day held after its digest went: a digest of its own, not lost
+    with MetricStore.open(workspace=world.root) as store:
+        late = {
+            "id": "00000000-0000-4000-8000-00000000late"[:36],
+            "kind": "incident_opened",
+            "expectation": "late",
+        }
+        from datetime import UTC, date, datetime
+
+        store.enqueue(
+            late, [("owners", "daily")], now=datetime(2026, 11, 2, 2, tzinfo=UTC), day=date(2026, 11, 1)
+        )
+    assert world.deliver(capsys, "2026-11-02T03:00:00Z")["digests"] == 1
+    last = world.got("/owners")[-1]
+    assert last["kind"] == "digest" and [i["expectation"] for i in last["items"]] == ["late"]
+    assert last["id"] != digest["id"]
 
 
 def test_escalation_and_a_moving_value_are_told_and_a_repeat_is_not(

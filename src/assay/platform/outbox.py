@@ -20,7 +20,7 @@ pass, with the same ids (the ``Idempotency-Key``), which the receiver can drop.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -67,9 +67,10 @@ class DeliveryPass:
         }
 
 
-def digest_id(channel: str, day: date) -> uuid.UUID:
-    """The id of ``channel``'s digest of ``day``: the same digest, the same id."""
-    return uuid.uuid5(NAMESPACE, f"digest/{channel}/{day.isoformat()}")
+def digest_id(channel: str, day: date, items: Sequence[str]) -> uuid.UUID:
+    """The id of ``channel``'s digest of ``day`` holding ``items`` (their ids): the same digest,
+    the same id, whichever pass makes it."""
+    return uuid.uuid5(NAMESPACE, f"digest/{channel}/{day.isoformat()}/{','.join(sorted(items))}")
 
 
 def retry_wait(attempts: int) -> timedelta:

@@ -408,7 +408,8 @@ class IncidentRecords:
 
     def make_digests(self: _Store, now: datetime, new_id: Any) -> int:
         """Gather the held items of every day before ``now``'s (UTC) into one ``digest``
-        notification per channel and day (id ``new_id(channel, day)``); how many were made."""
+        notification per channel and day (id ``new_id(channel, day, item ids)``: items held for a
+        day whose digest went already, a backfill's, make a digest of their own); how many were made."""
         table = schema.notifications
         today = now.astimezone(UTC).date()
         made = 0
@@ -423,7 +424,7 @@ class IncidentRecords:
                 days.setdefault((row.channel, row.digest_day), []).append(row)
             insert = schema.UPSERTS[connection.dialect.name](table)
             for (channel, day), rows in days.items():
-                digest_id = str(new_id(channel, day))
+                digest_id = str(new_id(channel, day, [r.id for r in rows]))
                 items = [dict(r.payload) for r in rows]
                 kinds = sorted({i["kind"] for i in items})
                 payload = {
