@@ -132,3 +132,41 @@ def test_the_queue_needs_the_postgresql_store(tmp_path: Path, capsys: pytest.Cap
     assert "PostgreSQL store" in capsys.readouterr().err
     assert assay("run", "--due", "--queue", "--workspace", str(world)) == 2
     assert "PostgreSQL store" in capsys.readouterr().err
+
+
+def test_a_worker_killed_during_a_run_has_its_tick_queued_again_and_resumed(
+    tmp_path: Path,
+    postgres_url: str,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    world = _world(tmp_path / "ws")
+    for n in range(1, DOCUMENTS):  # one document: one job
+        (world / "checks" / f"table{n}.yaml").unlink()
+    store = ["--workspace", str(world), "--store", postgres_url]
+    assert assay("run", "--due", "--queue", "--now", "2026-11-01T07:00:00Z", "--json", *store) == 0
+    capsys.readouterr()
+    # the worker is killed (SIGKILL) right after its run stored what it measured
+    killed = subprocess.run(
+        [sys.executable, "-m", "assay", "worker", "--burst", *store],
+        capture_output=True, text=True, env=cli_env(ASSAY_CRASH_AT="after-measure"), timeout=300, check=False,
+    )  # fmt: skip
+    assert killed.returncode == -9, killed.stderr
+    with MetricStore.open(postgres_url, workspace=world) as metric_store:
+        [tick] = metric_store.ticks()
+    assert tick.state == "running" and (tick.message or "").startswith("worker ")
+    # the next pass finds the worker gone and queues the tick again; a worker runs it, resumed
+    assert assay("run", "--due", "--queue", "--now", "2026-11-01T08:00:00Z", "--json", *store) == 0
+    passed = json.loads(capsys.readouterr().out)
+    assert [job["document"] for job in passed["requeued"]] == ["checks/table0.yaml"] and passed["runs"] == []
+    done = _start("worker", "--burst", "--json", *store)
+    out, err = done.communicate(timeout=300)
+    assert done.returncode == 0, err
+    [job] = json.loads(out)["jobs"]
+    assert job["ran"] and job["state"] == "completed"
+    with MetricStore.open(postgres_url, workspace=world) as metric_store:
+        [tick] = metric_store.ticks()
+        runs = metric_store.runs(kind="check", limit=10)
+        record = json.loads((world / "runs" / f"{job['run_id']}.json").read_text())
+    assert (tick.state, tick.run_id) == ("completed", job["run_id"])
+    assert sorted(r.state for r in runs) == ["completed", "system_error"]
+    assert record["resumed_from"] and record["queries"]["measure"] == 0

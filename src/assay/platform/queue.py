@@ -9,11 +9,11 @@ run, jobs as durable as the store, and a job is handed to one worker at a time
 (``SELECT … FOR UPDATE SKIP LOCKED``).
 
 Exactly once: a job's tick is taken by the worker that runs it with a conditional update of its
-row (``claimed`` → ``running``), so even a job deferred twice (a scheduler killed between its
-claim and its enqueue, then the tick deferred again by ``--requeue``) runs once; the second job
-finds the tick taken and does nothing. A worker killed while running a job leaves its tick
-``running`` and its run to the run lifecycle (recorded ``system_error`` by the next run of the
-dataset, its pending loads rejected).
+row (``claimed`` → ``running``, naming the worker process), so even a job deferred twice runs
+once; the second job finds the tick taken and does nothing. A worker killed while running a job
+leaves its tick ``running``: the next ``--queue`` pass on that host finds its process gone
+(:func:`requeue_orphans`), puts the tick back to ``claimed`` and on the queue again, and the
+run that follows resumes from what the killed one measured (the run lifecycle).
 """
 
 from __future__ import annotations
@@ -146,7 +146,9 @@ def run_job(url: str, job: Job) -> JobResult:
     tick = datetime.fromisoformat(job.tick)
     result = JobResult(job, ran=False)
     with MetricStore.open(url, workspace=workspace.root) as store:
-        if not store.take_tick(job.document, job.profile, tick):
+        from assay.platform.run import owner
+
+        if not store.take_tick(job.document, job.profile, tick, worker=owner()):
             LAST.append(result)
             return result
         result.ran = True
@@ -196,3 +198,28 @@ def work(url: str, *, burst: bool, concurrency: int = 1) -> list[JobResult]:
     except OSError as error:
         raise PlatformError(f"the queue's database cannot be reached: {error}") from None
     return list(LAST)
+
+
+def requeue_orphans(store: Any, queue_app: Any, workspace_root: Path) -> list[Job]:
+    """Ticks ``running`` whose worker process is gone (killed, out of memory) go back on the
+    queue, once each; a worker on another host is never judged dead from here."""
+    from assay.platform.run import owner_alive
+    from assay.store.schedules import WORKER
+
+    requeued = []
+    for tick in store.ticks():
+        if tick.state != "running" or not (tick.message or "").startswith(WORKER):
+            continue
+        if owner_alive((tick.message or "")[len(WORKER) :]) is not False:
+            continue
+        if store.release_tick(tick.document, tick.profile, tick.tick):
+            job = Job(
+                str(workspace_root.resolve()),
+                tick.document,
+                tick.profile,
+                tick.tick.isoformat(),
+                str(tick.logical_date),
+            )
+            enqueue(queue_app, job)
+            requeued.append(job)
+    return requeued

@@ -127,6 +127,7 @@ class Pass:
     problems: list[str] = field(default_factory=list)  # documents that could not be read
     next_tick: datetime | None = None
     delivery: Any = None  # the pass's delivery of the outbox (assay.platform.outbox.DeliveryPass)
+    requeued: list[dict[str, Any]] = field(default_factory=list)  # ticks whose worker died, queued again
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -135,6 +136,7 @@ class Pass:
             "problems": self.problems,
             "next_tick": None if self.next_tick is None else self.next_tick.isoformat(),
             "delivery": None if self.delivery is None else self.delivery.to_dict(),
+            "requeued": self.requeued,
         }
 
 
@@ -234,6 +236,10 @@ def _pass(
 
     documents, problems = scheduled_documents(workspace)
     done = Pass(now, problems=problems)
+    if queue_app is not None:
+        from assay.platform.queue import requeue_orphans
+
+        done.requeued = [job.__dict__ for job in requeue_orphans(store, queue_app, workspace.root)]
     for item in due(documents, store.last_ticks(), now):
         scheduled = item.scheduled
         claimed = store.claim_tick(

@@ -18,6 +18,8 @@ from sqlalchemy.engine import Connection
 from assay.store import schema
 from assay.store.records import require_aware
 
+WORKER = "worker "
+"""How a running tick's message names the worker process running it (``worker host:pid:start``)."""
 TICK_STATES = ("claimed", "running", "completed", "config_error", "system_error")
 """A tick is ``claimed`` from the moment a scheduler takes it (and, with the queue, while its
 job waits), ``running`` once a queue worker took it, then its run's state."""
@@ -104,9 +106,12 @@ class ScheduleRecords:
                 .values(state=state, run_id=run_id, message=message, finished_at=datetime.now(UTC))
             )
 
-    def take_tick(self: _Store, document: str, profile: str, tick: datetime) -> bool:
-        """A queue worker takes a claimed tick to run it (``claimed`` → ``running``); False when
-        the tick was taken already (its job was deferred twice, or it ran)."""
+    def take_tick(
+        self: _Store, document: str, profile: str, tick: datetime, *, worker: str | None = None
+    ) -> bool:
+        """A queue worker takes a claimed tick to run it (``claimed`` → ``running``, its message
+        naming the ``worker`` process); False when the tick was taken already (its job was
+        deferred twice, or it ran)."""
         table = schema.schedule_ticks
         with self._transaction() as connection:
             done = connection.execute(
@@ -117,7 +122,24 @@ class ScheduleRecords:
                     table.c.tick == tick,
                     table.c.state == "claimed",
                 )
-                .values(state="running")
+                .values(state="running", message=None if worker is None else f"{WORKER}{worker}")
+            )
+            return done.rowcount == 1
+
+    def release_tick(self: _Store, document: str, profile: str, tick: datetime) -> bool:
+        """A tick whose worker died while running it goes back to ``claimed``, for its job to be
+        deferred again; False when it is no longer ``running``."""
+        table = schema.schedule_ticks
+        with self._transaction() as connection:
+            done = connection.execute(
+                table.update()
+                .where(
+                    table.c.document == document,
+                    table.c.profile == profile,
+                    table.c.tick == tick,
+                    table.c.state == "running",
+                )
+                .values(state="claimed", message="its worker stopped while running it: queued again")
             )
             return done.rowcount == 1
 
