@@ -360,38 +360,32 @@ def _errors(
         outcome = item.get("outcome")
         if item.get("mode") != "enforce" or outcome not in ("config_error", "system_error"):
             continue
+        if outcome == "system_error" and system_sent:
+            continue
         expectation = str(item["expectation"])
         message = str(item.get("message") or "")
-        if outcome == "config_error":
-            digest = hashlib.sha256(message.encode()).hexdigest()[:16]
-            key = f"config_error/{context.dataset}/{expectation}/{digest}"
-            since = None
-        else:
-            if system_sent:
-                continue
-            key, since = f"system_error/{context.source}", now - SYSTEM_ERROR_EVERY
-        if store.notified(key, since=since):
-            continue
-        channels = context.route(context.facts(str(outcome), item.get("severity"), expectation))
-        if not channels:
-            continue
-        payload = {
-            "id": str(
-                uuid.uuid5(NAMESPACE, f"{outcome}/{run_id}/{expectation}/{group_key(item.get('group'))}")
-            ),
-            "kind": outcome,
-            "dataset": context.dataset,
-            "expectation": expectation if outcome == "config_error" else None,
-            "group": item.get("group"),
-            "severity": item.get("severity"),
-            "outcome": outcome,
-            "observed": None,
-            "expected": None,
-            "message": message if outcome == "config_error" else f"{context.source}: {message}",
-            "run_id": run_id,
-            "incident_id": None,
-        }
-        added += int(store.enqueue(payload, channels, now=now, day=_day(at), dedupe_key=key))
+        config = outcome == "config_error"
+        group = group_key(item.get("group"))
+        added += _enqueue_error(
+            store,
+            kind=str(outcome),
+            dataset=context.dataset,
+            source=context.source,
+            expectation=expectation,
+            message=message,
+            payload={
+                "id": str(uuid.uuid5(NAMESPACE, f"{outcome}/{run_id}/{expectation}/{group}")),
+                "expectation": expectation if config else None,
+                "group": item.get("group"),
+                "severity": item.get("severity"),
+                "message": message if config else f"{context.source}: {message}",
+                "run_id": run_id,
+            },
+            route=context.route,
+            facts=context.facts(str(outcome), item.get("severity"), expectation),
+            day=_day(at),
+            now=now,
+        )
         system_sent = system_sent or outcome == "system_error"
     return added
 
@@ -411,17 +405,50 @@ def run_error(
 ) -> int:
     """A run that failed before judging anything (a config or system error of the whole run):
     its notification into the outbox, once as the module says; how many rows were added."""
+    return _enqueue_error(
+        store,
+        kind=kind,
+        dataset=dataset,
+        source=source,
+        expectation=None,
+        message=message,
+        payload={"id": str(uuid.uuid5(NAMESPACE, f"{kind}/{run_id}")), "message": message, "run_id": run_id},
+        route=route,
+        facts=Facts(kind, None, dataset, None, tags, tier),
+        day=now.date(),
+        now=now,
+    )
+
+
+def _enqueue_error(
+    store: Any,
+    *,
+    kind: str,
+    dataset: str,
+    source: str,
+    expectation: str | None,
+    message: str,
+    payload: Mapping[str, Any],
+    route: Callable[[Facts], list[tuple[str, str | None]]],
+    facts: Facts,
+    day: date,
+    now: datetime,
+) -> int:
+    """One config or system error into the outbox unless it was sent already: a config error
+    once per (dataset, expectation, message), a system error once per source per
+    :data:`SYSTEM_ERROR_EVERY`. ``payload`` gives the fields that differ from the defaults."""
     if kind == "config_error":
-        key, since = f"config_error/{dataset}/*/{hashlib.sha256(message.encode()).hexdigest()[:16]}", None
+        digest = hashlib.sha256(message.encode()).hexdigest()[:16]
+        key, since = f"config_error/{dataset}/{expectation or '*'}/{digest}", None
     else:
         key, since = f"system_error/{source}", now - SYSTEM_ERROR_EVERY
     if store.notified(key, since=since):
         return 0
-    channels = route(Facts(kind, None, dataset, None, tags, tier))
-    if not channels:
+    routed = route(facts)
+    if not routed:
         return 0
-    payload = {
-        "id": str(uuid.uuid5(NAMESPACE, f"{kind}/{run_id}")),
+    body = {
+        "id": payload["id"],
         "kind": kind,
         "dataset": dataset,
         "expectation": None,
@@ -430,11 +457,10 @@ def run_error(
         "outcome": kind,
         "observed": None,
         "expected": None,
-        "message": message,
-        "run_id": run_id,
         "incident_id": None,
+        **payload,
     }
-    return int(store.enqueue(payload, channels, now=now, day=now.date(), dedupe_key=key))
+    return int(store.enqueue(body, routed, now=now, day=day, dedupe_key=key))
 
 
 # --- what people do -------------------------------------------------------------------------------

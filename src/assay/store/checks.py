@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from assay.store import schema
+from assay.store.records import STAGES
 
 Series = dict[tuple[str, str, str], list[tuple[datetime, float | None]]]
 """(entity, instance, name) → the stored values, most recent first, with their logical times."""
@@ -163,13 +164,12 @@ class CheckRecords:
                 .order_by(outcomes.c.run_id, outcomes.c.position)
             ).all()
             stages: dict[str, list[str]] = defaultdict(list)
-            order = ("running", "measured", "judged", "notified")
             passed = connection.execute(
                 sa.select(schema.run_stages.c.run_id, schema.run_stages.c.stage).where(
                     schema.run_stages.c.run_id.in_([row[0] for row in found])
                 )
             ).all()
-            for run_id, stage in sorted(passed, key=lambda r: (r[0], order.index(r[1]))):
+            for run_id, stage in sorted(passed, key=lambda r: (r[0], STAGES.index(r[1]))):
                 stages[run_id].append(stage)
         by_run: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for row in rows:

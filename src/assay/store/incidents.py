@@ -20,10 +20,9 @@ from sqlalchemy.engine import Connection
 from assay.errors import ConfigError
 from assay.store import schema
 from assay.store.checks import group_key, parse_group_key
+from assay.store.records import STAGES
 
 INCIDENT_STATES = ("open", "acknowledged", "muted", "resolved")
-STAGES = ("running", "measured", "judged", "notified")
-"""The stages of a check run, in order (docs/operations.md, "Durable stages")."""
 NOTIFICATION_STATUSES = ("pending", "sent", "failed", "held", "digested")
 """``pending`` until delivered (``sent``) or given up (``failed``); a digest route's item is
 ``held`` until its day's digest is made, then ``digested``."""
@@ -291,13 +290,8 @@ class IncidentRecords:
         with ``detail`` (``measured``: what the run measured, to resume it from)."""
         if stage not in STAGES:
             raise ValueError(f"a stage is one of {', '.join(STAGES)}, not {stage!r}")
-        table = schema.run_stages
         with self._transaction() as connection:
-            insert = schema.UPSERTS[connection.dialect.name](table)
-            connection.execute(
-                insert.on_conflict_do_nothing(index_elements=[table.c.run_id, table.c.stage]),
-                {"run_id": run_id, "stage": stage, "at": at or datetime.now(UTC), "detail": detail},
-            )
+            _add_stage(connection, run_id, stage, at, detail)
 
     def stage_detail(self: _Store, run_id: str, stage: str) -> dict[str, Any] | None:
         """The ``detail`` run ``run_id`` recorded with ``stage``, or None."""
@@ -333,13 +327,7 @@ class IncidentRecords:
             .limit(1)
         ).first()
         if waiting is None:
-            insert = schema.UPSERTS[connection.dialect.name](schema.run_stages)
-            connection.execute(
-                insert.on_conflict_do_nothing(
-                    index_elements=[schema.run_stages.c.run_id, schema.run_stages.c.stage]
-                ),
-                {"run_id": run_id, "stage": "notified", "at": datetime.now(UTC)},
-            )
+            _add_stage(connection, run_id, "notified")
 
     # --- the outbox -------------------------------------------------------------------------------
 
@@ -485,22 +473,6 @@ class IncidentRecords:
             taken = [_outbox(row) for row in rows]
         return sorted(taken, key=lambda r: (r.created_at, r.id, r.channel))
 
-    def finish_notification(
-        self: _Store,
-        row: OutboxRow,
-        *,
-        status: str,
-        attempts: int,
-        error: str | None,
-        sent_at: datetime | None,
-        next_attempt_at: datetime | None = None,
-    ) -> None:
-        """Record how a delivery attempt of ``row`` went (and release its lease)."""
-        IncidentRecords.finish_notifications(
-            self, [(row, {"status": status, "attempts": attempts, "error": error, "sent_at": sent_at,
-                          "next_attempt_at": next_attempt_at})]
-        )  # fmt: skip
-
     def finish_notifications(self: _Store, done: Sequence[tuple[OutboxRow, Mapping[str, Any]]]) -> None:
         """Record several delivery attempts in one transaction (each: ``status``, ``attempts``,
         ``error``, ``sent_at``, ``next_attempt_at``), releasing their leases; a run whose last
@@ -529,6 +501,22 @@ class IncidentRecords:
                 {row.run_id for row, how in done if how["status"] in ("sent", "failed") and row.run_id}
             ):
                 IncidentRecords._notified_if_done(self, connection, run_id)
+
+
+def _add_stage(
+    connection: Connection,
+    run_id: str,
+    stage: str,
+    at: datetime | None = None,
+    detail: Mapping[str, Any] | None = None,
+) -> None:
+    """Insert a run's stage row unless it is there (a stage passed again keeps its time)."""
+    table = schema.run_stages
+    insert = schema.UPSERTS[connection.dialect.name](table)
+    connection.execute(
+        insert.on_conflict_do_nothing(index_elements=[table.c.run_id, table.c.stage]),
+        {"run_id": run_id, "stage": stage, "at": at or datetime.now(UTC), "detail": detail},
+    )
 
 
 def _incident(row: Any) -> IncidentRecord:

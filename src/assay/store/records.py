@@ -31,6 +31,9 @@ LOAD_STATUSES = ("pending", "current", "rejected", "superseded")
 """A load waits for its run to settle (``pending``: no history reads it), stands (``current``), was
 refused by a gate (``rejected``), or was replaced (``superseded``)."""
 
+STAGES = ("running", "measured", "judged", "notified")
+"""The stages of a check run, in order (docs/operations.md, "Durable stages")."""
+
 RUN_STATES = tuple(state.value for state in RunState)
 """How a run stands: ``running``, then ``completed``, ``config_error`` or ``system_error``."""
 

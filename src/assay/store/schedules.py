@@ -112,36 +112,14 @@ class ScheduleRecords:
         """A queue worker takes a claimed tick to run it (``claimed`` → ``running``, its message
         naming the ``worker`` process); False when the tick was taken already (its job was
         deferred twice, or it ran)."""
-        table = schema.schedule_ticks
-        with self._transaction() as connection:
-            done = connection.execute(
-                table.update()
-                .where(
-                    table.c.document == document,
-                    table.c.profile == profile,
-                    table.c.tick == tick,
-                    table.c.state == "claimed",
-                )
-                .values(state="running", message=None if worker is None else f"{WORKER}{worker}")
-            )
-            return done.rowcount == 1
+        message = None if worker is None else f"{WORKER}{worker}"
+        return _move_tick(self, document, profile, tick, "claimed", "running", message)
 
     def release_tick(self: _Store, document: str, profile: str, tick: datetime) -> bool:
         """A tick whose worker died while running it goes back to ``claimed``, for its job to be
         deferred again; False when it is no longer ``running``."""
-        table = schema.schedule_ticks
-        with self._transaction() as connection:
-            done = connection.execute(
-                table.update()
-                .where(
-                    table.c.document == document,
-                    table.c.profile == profile,
-                    table.c.tick == tick,
-                    table.c.state == "running",
-                )
-                .values(state="claimed", message="its worker stopped while running it: queued again")
-            )
-            return done.rowcount == 1
+        message = "its worker stopped while running it: queued again"
+        return _move_tick(self, document, profile, tick, "running", "claimed", message)
 
     def last_ticks(self: _Store) -> dict[tuple[str, str], datetime]:
         """The latest claimed tick of each (document, profile)."""
@@ -163,3 +141,23 @@ class ScheduleRecords:
         with self._transaction() as connection:
             rows = connection.execute(query).mappings().all()
         return [TickRecord(**dict(row)) for row in rows]
+
+
+def _move_tick(
+    store: _Store, document: str, profile: str, tick: datetime, before: str, after: str, message: str | None
+) -> bool:
+    """Move a tick from state ``before`` to ``after`` with one conditional update; False when it
+    was not in ``before`` (another process moved it first)."""
+    table = schema.schedule_ticks
+    with store._transaction() as connection:
+        done = connection.execute(
+            table.update()
+            .where(
+                table.c.document == document,
+                table.c.profile == profile,
+                table.c.tick == tick,
+                table.c.state == before,
+            )
+            .values(state=after, message=message)
+        )
+        return done.rowcount == 1
