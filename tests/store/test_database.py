@@ -37,6 +37,11 @@ TABLES = {
     "incident_events",
     "notifications",
     "run_stages",
+    "scores",
+    "certifications",
+    "proposals",
+    "proposal_events",
+    "reads",
 }
 MAY_1 = datetime(2024, 5, 1, tzinfo=UTC)
 

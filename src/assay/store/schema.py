@@ -392,3 +392,88 @@ run_stages = sa.Table(
     sa.Column("detail", sa.JSON(none_as_null=True)),
     sa.PrimaryKeyConstraint("run_id", "stage"),
 )
+
+# --- scores, certification, proposals, reads (migration 0008) --------------------------------------
+
+# One score per subject ("dataset" or "event") per UTC day, the last computed that day: the
+# history that "2 consecutive daily scores below the gate" and a badge's score criterion read.
+scores = sa.Table(
+    "scores",
+    metadata,
+    sa.Column("subject", sa.String(10), nullable=False),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("day", sa.Date, nullable=False),
+    sa.Column("score", sa.Double, nullable=False),
+    sa.Column("gate", sa.Double),
+    sa.Column("below_gate", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("detail", sa.JSON(none_as_null=True)),
+    sa.Column("recorded_at", UTCDateTime, nullable=False, default=utcnow),
+    sa.PrimaryKeyConstraint("subject", "name", "day"),
+)
+
+# A dataset's certification badge, one row per change (certified, at_risk, not_certified,
+# revoked), with the criteria as they stood.
+certifications = sa.Table(
+    "certifications",
+    metadata,
+    sa.Column("dataset_id", sa.Integer, sa.ForeignKey("datasets.id"), nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("badge", sa.String(20), nullable=False),
+    sa.Column("at", UTCDateTime, nullable=False),
+    sa.Column("recorded_at", UTCDateTime, nullable=False, default=utcnow),
+    sa.Column("by", sa.String(200)),
+    sa.Column("reason", sa.Text),
+    sa.Column("criteria", sa.JSON(none_as_null=True)),
+    sa.PrimaryKeyConstraint("dataset_id", "seq"),
+)
+
+# A check proposed from a dataset's stored history: ``target`` says what it is about (its kind and
+# columns), ``evidence_hash`` what justified it, so that a rejected proposal is not proposed again
+# until its evidence changes. ``state``: open → accepted | rejected.
+proposals = sa.Table(
+    "proposals",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("dataset_id", sa.Integer, sa.ForeignKey("datasets.id"), nullable=False),
+    sa.Column("kind", sa.String(30), nullable=False),
+    sa.Column("target", sa.Text, nullable=False),
+    sa.Column("evidence_hash", sa.String(64), nullable=False),
+    sa.Column("state", sa.String(20), nullable=False),
+    sa.Column("expectation", sa.JSON, nullable=False),
+    sa.Column("evidence", sa.JSON, nullable=False),
+    sa.Column("backtest", sa.JSON(none_as_null=True)),
+    sa.Column("dry_run", sa.JSON(none_as_null=True)),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("decided_at", UTCDateTime),
+    sa.Column("decided_by", sa.String(200)),
+    sa.Column("why", sa.Text),
+    sa.Column("document", sa.Text),
+    sa.Index(None, "dataset_id", "state"),
+)
+
+# Every step of a proposal: proposed, shown again, accepted, rejected; who and when.
+proposal_events = sa.Table(
+    "proposal_events",
+    metadata,
+    sa.Column("proposal_id", sa.String(36), sa.ForeignKey("proposals.id"), nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("kind", sa.String(20), nullable=False),
+    sa.Column("at", UTCDateTime, nullable=False),
+    sa.Column("by", sa.String(200)),
+    sa.Column("detail", sa.JSON(none_as_null=True)),
+    sa.PrimaryKeyConstraint("proposal_id", "seq"),
+)
+
+# The reads of a dataset that assay sees (a check or gate run, an export, an API read): with the
+# declared consumers, what a dataset's importance is made of.
+reads = sa.Table(
+    "reads",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("dataset_id", sa.Integer, sa.ForeignKey("datasets.id"), nullable=False),
+    sa.Column("kind", sa.String(20), nullable=False),
+    sa.Column("by", sa.String(200)),
+    sa.Column("at", UTCDateTime, nullable=False),
+    sa.Column("detail", sa.JSON(none_as_null=True)),
+    sa.Index(None, "dataset_id", "at"),
+)
