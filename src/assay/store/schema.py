@@ -6,9 +6,10 @@ Constraint and index names follow :data:`NAMING_CONVENTION` so that later migrat
 them on both backends.
 
 >>> sorted(metadata.tables)  # doctest: +NORMALIZE_WHITESPACE
-['check_outcomes', 'datasets', 'decision_sources', 'decisions', 'incident_events', 'incidents',
- 'judgements', 'load_columns', 'load_values', 'loads', 'metrics', 'notifications', 'outcomes',
- 'run_stages', 'runs', 'schedule_ticks', 'value_sets']
+['certifications', 'check_outcomes', 'datasets', 'decision_sources', 'decisions',
+ 'incident_events', 'incidents', 'judgements', 'load_columns', 'load_values', 'loads', 'metrics',
+ 'notifications', 'outcomes', 'proposal_events', 'proposals', 'reads', 'run_stages', 'runs',
+ 'schedule_ticks', 'scores', 'value_sets']
 """
 
 from __future__ import annotations
