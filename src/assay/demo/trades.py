@@ -109,6 +109,15 @@ routes:
 """
 
 
+def profile_day(workspace: Workspace, store: Any, dataset: str, day: date) -> None:
+    """Profile a day's file of trades as the drift monitor does (every column, one query): the
+    column history that ``assay propose`` mines."""
+    from assay.platform.flows import profile
+
+    path = workspace.root / "data" / "trades" / f"trades-{day}.parquet"
+    profile(path, dataset=dataset, load_date=day, store=store, workspace=workspace.root)
+
+
 def run_trades(console: Console, workspace: Workspace, *, status: Console) -> dict[str, Any]:
     """The check-document part of the demo: daily runs of ``checks/trades.yaml``, the last
     :data:`WEEK` days by the scheduler (``assay run --due`` passes, one each morning at the
@@ -139,12 +148,14 @@ def run_trades(console: Console, workspace: Workspace, *, status: Console) -> di
         progress(status, "Running 30 days of checks", len(all_days)) as step,
     ):
         for day in all_days[:-WEEK]:
+            profile_day(workspace, store, document.dataset.name, day)
             runs.append(
                 run_document(document, path, at=day, now=clock(day), store=store, workspace=workspace).run_id
             )
             step()
         (workspace.root / "assay.yaml").write_text(ROUTES.format(url=receiver.url))
         for day in all_days[-WEEK:]:
+            profile_day(workspace, store, document.dataset.name, day)
             scheduled = run_pass(workspace, store, datetime.combine(day, time(7, 0), UTC))
             runs.extend(s.run_id for s in scheduled.started if s.run_id)
             step()

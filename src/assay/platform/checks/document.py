@@ -164,6 +164,15 @@ class Retry(_Strict):
         return value
 
 
+class Consumer(_Strict):
+    """A declared downstream user of the dataset (a team, a dashboard, a model): with the reads
+    assay records, what the dataset's importance is made of (docs/scores.md)."""
+
+    team: Annotated[str, Field(min_length=1, max_length=200)]
+    contact: str | None = None
+    usage: str | None = None
+
+
 class Dataset(_Strict):
     name: Annotated[str, Field(min_length=1, max_length=200)]
     source: Source
@@ -173,6 +182,10 @@ class Dataset(_Strict):
     tags: tuple[str, ...] = ()
     description: str | None = None
     retry: Retry = Retry()
+    # What each column means ({column: description}): the documentation a score's enrichment and
+    # a certification count (docs/scores.md)
+    columns: dict[str, Annotated[str, Field(min_length=1)]] = {}
+    consumers: tuple[Consumer, ...] = ()
 
 
 class Slice(_Strict):
