@@ -285,6 +285,9 @@ class Expectation(_Strict):
     # default its metric's or rule's (row_count: volume, null_rate: completeness, ...).
     dimension: Literal["freshness", "volume", "completeness", "uniqueness", "validity"] | None = None
     divide_by_group: bool = False  # one incident per failing group of `by:`, not one for all
+    # Labels of the expectation; `certification` makes it count toward the dataset's badge
+    # (docs/scores.md, "Certification"), as the templates `assay certify --enroll` writes do
+    tags: tuple[str, ...] = ()
 
     @field_validator("id")
     @classmethod
@@ -316,6 +319,18 @@ class Expectation(_Strict):
         return parse_reference(self.metric)
 
 
+class CertificationSettings(_Strict):
+    """The thresholds of a dataset's badge: checks count after ``advisory_days`` of outcomes, with
+    a pass rate of at least ``min_pass_rate`` each; the score must reach ``min_score``; a badge
+    whose criteria slip is ``at_risk`` for ``grace_days``, then revoked."""
+
+    advisory_days: Annotated[int, Field(ge=1, le=365)] = 14
+    min_pass_rate: Annotated[float, Field(ge=0, le=1)] = 0.95
+    min_score: Annotated[float, Field(ge=0, le=100)] = 70.0
+    grace_days: Annotated[int, Field(ge=0, le=365)] = 7
+    columns_described: Annotated[float, Field(ge=0, le=1)] = 0.8
+
+
 class Document(_Strict):
     apiVersion: Literal["assay/v1"]
     kind: Literal["DatasetChecks"]
@@ -329,6 +344,8 @@ class Document(_Strict):
     gate: dict[str, Any] | None = None
     # Routing rules of this dataset, tried before those of assay.yaml (same shape as its routes:)
     notify: tuple[Route, ...] = ()
+    # What the dataset's certification badge asks of it (docs/scores.md, "Certification")
+    certification: CertificationSettings = Field(default_factory=lambda: CertificationSettings())
 
     @field_validator("monitor")
     @classmethod
