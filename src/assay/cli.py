@@ -899,6 +899,7 @@ def _register_check_app() -> None:
     from assay._cli_incidents import incidents_app
     from assay._cli_notify import notify_app
     from assay._cli_schedule import run_due, scheduler, worker
+    from assay._cli_score import certify, score
 
     app.add_typer(check_app, name="check")
     app.add_typer(notify_app, name="notify")
@@ -906,6 +907,8 @@ def _register_check_app() -> None:
     app.command("run")(run_due)
     app.command("scheduler")(scheduler)
     app.command("worker")(worker)
+    app.command("score")(score)
+    app.command("certify")(certify)
 
 
 _register_check_app()

@@ -42,9 +42,10 @@ from assay.store.records import (
     require_aware,
 )
 from assay.store.schedules import ScheduleRecords
+from assay.store.scores import ScoreRecords
 
 
-class MetricStore(ProfileRecords, CheckRecords, ScheduleRecords, IncidentRecords):
+class MetricStore(ProfileRecords, CheckRecords, ScheduleRecords, IncidentRecords, ScoreRecords):
     """Keeps every metric assay measures, keyed by dataset, load and :class:`MetricKey`.
 
     Open one with :meth:`open` and close it (or use it as a context manager). It holds a
