@@ -507,14 +507,28 @@ def table_export(
     table: Annotated[str, typer.Argument(help="The table, e.g. silver.accounts.")],
     out_file: Annotated[Path, typer.Argument(help="OUT.parquet or OUT.csv")],
     workspace: WorkspaceOption = None,
+    store: StoreOption = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the rows written and where as JSON.")
     ] = False,
 ) -> None:
     """Write the committed rows of a table to a Parquet or CSV file."""
-    from assay.lake.iceberg import Warehouse
+    from datetime import UTC, datetime
 
-    rows = Warehouse.open(Workspace(workspace).ensure()).export(table, out_file)
+    from assay.lake.iceberg import Warehouse
+    from assay.store import MetricStore
+
+    space = Workspace(workspace)
+    rows = Warehouse.open(space.ensure()).export(table, out_file)
+    # a read of the table that assay saw: what its importance is made of (docs/scores.md)
+    with MetricStore.open(store_url(store), workspace=space.root) as metric_store:
+        metric_store.record_read(
+            table,
+            "export",
+            at=datetime.now(UTC),
+            by=os.environ.get("ASSAY_USER"),
+            detail={"rows": rows, "format": out_file.suffix.lstrip(".")},
+        )
     if json_out:
         _write_json("-", {"table": table, "out": str(out_file), "rows": rows})
         return
