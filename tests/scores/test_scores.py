@@ -307,3 +307,20 @@ def test_certification_waits_out_the_advisory_period_then_slips_is_revoked_and_r
     assert back["since"] == clock(START + timedelta(days=10)).isoformat()
     assert [i for i, b in badges if b == "certified"] == [4, 10]
     assert load_document(path)  # the document is unchanged and valid
+
+
+def test_the_worked_example_of_docs_scores_md() -> None:
+    """docs/scores.md's table, from the module's own constants."""
+    import math
+
+    health = scores.PASS_POINTS * (108 / 120) + scores.RELIABILITY_POINTS * 1.0
+    metadata = sum(scores.METADATA_POINTS[k] for k in ("owner", "description", "tier"))
+    enrichment = metadata + scores.METADATA_POINTS["columns"] * 3 / 12 + 4 * scores.DIMENSION_POINTS
+    assert (round(health, 1), enrichment) == (93.0, 70.0)
+    assert scores.split(health, enrichment) == 83.8
+    importance = min(scores.CONSUMER_MAX, 2 * scores.CONSUMER_POINTS) + scores.READ_POINTS * math.log1p(
+        61
+    ) / math.log1p(scores.READS_FULL)
+    assert round(importance, 1) == 86.2
+    lost = [0.4 * 20 * 9 / 12, 0.6 * 70 * 0.10, 0.4 * 10, 0.4 * 5]
+    assert [round(x, 1) for x in lost] == [6.0, 4.2, 4.0, 2.0] and round(100 - sum(lost), 1) == 83.8
