@@ -398,7 +398,8 @@ def test_importing_the_cli_loads_no_engine_or_lake_library() -> None:
     assert loaded.isdisjoint(heavy), sorted(loaded & set(heavy))
 
 
-# --- --json: every command that reports something prints one JSON object on stdout ---------
+# --- --json: every command that reports something prints one JSON object on stdout (a list ---
+# --- for the few whose contract is one) ---------------------------------------------------
 
 # Each leaf command with arguments that run it on the demo's workspace ({ws}; {tmp}: a scratch folder).
 JSON_RUNS: dict[str, str] = {
@@ -436,7 +437,11 @@ JSON_RUNS: dict[str, str] = {
     "incidents ack": "{incident} --by ana --workspace {ws} --json",
     "incidents resolve": "{incident} --by ana --cause real_issue --workspace {ws} --json",
     "incidents mute": "{incident} --until 2099-01-01 --by ana --workspace {ws} --json",
+    "score": "--workspace {ws} --now 2026-12-01T03:00:00Z --json",
+    "certify": "payments.trades --workspace {ws} --now 2026-12-01T03:00:00Z --json",
 }
+LISTS = {"score", "propose"}
+"""Commands whose JSON is a list by contract (issue 12); every other prints one object."""
 
 
 def test_every_command_that_reports_takes_json() -> None:
@@ -457,7 +462,7 @@ def test_json_output_is_one_object_and_nothing_else(
 
     if name == "demo":
         _, printed = built()  # the shared demo was built with --json: check what it printed
-        assert set(printed) == {"workspace", "orders", "bureau", "vendor", "checks"}
+        assert set(printed) == {"workspace", "orders", "bureau", "vendor", "checks", "control"}
         assert printed["checks"]["queries"] == {"measure": 1, "judge": 0}
         assert printed["vendor"]["decisions"][0]["status"] == "pending"
         assert {f["contributor"] for f in printed["bureau"]["final"]} >= {"BANK_A", "PAYLATER"}
@@ -496,7 +501,7 @@ def test_json_output_is_one_object_and_nothing_else(
             receiver.stop()
     assert done.returncode == 0, done.stderr
     payload = json.loads(done.stdout)  # the whole of stdout: no table or message beside it
-    assert isinstance(payload, dict) and payload
+    assert isinstance(payload, list if name in LISTS else dict) and payload
     if name.startswith("decisions ") and name != "decisions list":
         assert payload["decision"]["id"] == decision
         assert payload["decision"]["status"] == name.split()[1] + "ed"

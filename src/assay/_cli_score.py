@@ -87,8 +87,14 @@ def score(
     if json_out:
         sys.stdout.write(json.dumps([s.to_dict() for s in found], indent=2) + "\n")
         return
+    print_scores(found, clock)
+
+
+def print_scores(found: list[Any], clock: Any, console: Any = None) -> None:
+    """Scores as a table (and, for one dataset, every point it lost)."""
+    console = console or out
     if not found:
-        out.print("no datasets: run a check, a profile or a gate first", highlight=False)
+        console.print("no datasets: run a check, a profile or a gate first", highlight=False)
         return
     table = Table(title=f"Scores at {clock:%Y-%m-%d %H:%M} UTC", title_justify="left")
     for column in ("dataset", "score", "health", "enrichment", "importance", "tier", "first cause"):
@@ -103,10 +109,10 @@ def score(
             "" if s.tier is None else str(s.tier),
             escape(s.why[0]) if s.why else "",
         )
-    out.print(table)
+    console.print(table)
     if len(found) == 1:
         for line in found[0].why:
-            out.print(f"  {escape(line)}", highlight=False)
+            console.print(f"  {escape(line)}", highlight=False)
 
 
 def _event(name: str, clock: Any, json_out: bool, workspace: Any, store: str | None) -> None:
@@ -211,10 +217,16 @@ def certify(
     if json_out:
         sys.stdout.write(json.dumps(result, indent=2) + "\n")
         return
+    print_badge(result)
+
+
+def print_badge(result: dict[str, Any], console: Any = None) -> None:
+    """A badge, since when, and each criterion with its evidence."""
+    console = console or out
     style = {"certified": "green", "at_risk": "yellow", "revoked": "red"}.get(result["badge"], "")
     since = f" since {result['since'][:10]}" if result.get("since") else ""
     badge = f"[{style}]{result['badge']}[/{style}]" if style else result["badge"]
-    out.print(f"{escape(dataset)}: {badge}{since}", highlight=False)
+    console.print(f"{escape(result['dataset'])}: {badge}{since}", highlight=False)
     for c in result["criteria"]:
         mark = "[green]met[/green]    " if c["met"] else "[red]not met[/red]"
-        out.print(f"  {mark} {c['name']:<19} {escape(c['evidence'])}", highlight=False)
+        console.print(f"  {mark} {c['name']:<19} {escape(c['evidence'])}", highlight=False)

@@ -1,5 +1,6 @@
 """``assay demo``: DQDL on a sample order export, a credit bureau gated month by month, a
-vendor's daily file judged against its own history, and a check document run over 30 days.
+vendor's daily file judged against its own history, a check document run over 30 days, and the
+control plane's summary of it all (scores, a certification badge, proposed checks).
 
 Everything happens in a workspace folder the demo owns (``./assay-demo`` by default), which it
 clears and rebuilds on every run.
@@ -40,6 +41,7 @@ def run_demo(console: Console, root: Path, *, status: Console | None = None) -> 
     CLI's stderr), never to ``console``."""
     from assay.demo.credit import Bureau
     from assay.demo.orders import run_orders
+    from assay.demo.scores import run_scores
     from assay.demo.trades import run_trades
     from assay.demo.vendor import run_vendor
 
@@ -53,4 +55,13 @@ def run_demo(console: Console, root: Path, *, status: Console | None = None) -> 
     vendor = run_vendor(console, workspace, status=status)
     console.print()
     checks = run_trades(console, workspace, status=status)
-    return {"workspace": str(root), "orders": orders, "bureau": bureau, "vendor": vendor, "checks": checks}
+    console.print()
+    control = run_scores(console, workspace, badges=checks.get("badges"))
+    return {
+        "workspace": str(root),
+        "orders": orders,
+        "bureau": bureau,
+        "vendor": vendor,
+        "checks": checks,
+        "control": control,
+    }

@@ -109,6 +109,37 @@ routes:
 """
 
 
+def enroll(workspace: Workspace, *, store_path: Path) -> list[str]:
+    """Enroll the trades in certification before their first day: the four template checks,
+    advisory, written into the document (``assay certify payments.trades --enroll``; the key and
+    the freshness column are named, as no profile is stored yet)."""
+    from assay.platform import certify
+    from assay.platform.checks.document import load_document
+    from assay.platform.checks.edit import add_expectations
+    from assay.platform.scores import Subject
+    from assay.store import MetricStore
+
+    document = load_document(store_path)
+    subject = Subject(document.dataset.name, document, store_path)
+    with MetricStore.open(workspace=workspace.root) as store:
+        found = certify.templates(
+            subject, store, now=clock(START - timedelta(days=1)), key="trade_id", freshness="updated_at"
+        )
+    add_expectations(store_path, found["expectations"], found["metrics"] or None)
+    return [e["id"] for e in found["expectations"]]
+
+
+def certify_day(workspace: Workspace, store: Any, dataset: str, now: datetime) -> dict[str, Any]:
+    """The day's certification of the trades (``assay certify payments.trades``), at its clock."""
+    from assay.platform import certify
+    from assay.platform.scores import subjects
+
+    (subject,) = subjects(workspace.root, store, [dataset])
+    result: dict[str, Any] = certify.certify(subject, store, now=now)
+    result["at"] = now.isoformat()
+    return result
+
+
 def profile_day(workspace: Workspace, store: Any, dataset: str, day: date) -> None:
     """Profile a day's file of trades as the drift monitor does (every column, one query): the
     column history that ``assay propose`` mines."""
@@ -132,8 +163,14 @@ def run_trades(console: Console, workspace: Workspace, *, status: Console) -> di
     from assay.store import MetricStore
 
     path = generate(workspace.root)
+    enrolled = enroll(workspace, store_path=path)
     document = load_document(path)
     console.rule("[bold]4. A check document: 30 daily loads judged from stored metrics")
+    console.print(
+        f"Enrolled {document.dataset.name} in certification: {', '.join(enrolled)} written to {path.name} "
+        "as advisory (they count toward the badge after 14 days of outcomes)",
+        highlight=False,
+    )
     console.print(
         f"{path}: {len(document.expectations)} expectations on {document.dataset.name}, "
         f"measured by profile '{document.profiles[0].id}' in one query per day; the last "
@@ -142,6 +179,7 @@ def run_trades(console: Console, workspace: Workspace, *, status: Console) -> di
     )
     all_days = days()
     runs: list[str] = []
+    badges: list[dict[str, Any]] = []
     with (
         WebhookReceiver() as receiver,
         MetricStore.open(workspace=workspace.root) as store,
@@ -152,12 +190,14 @@ def run_trades(console: Console, workspace: Workspace, *, status: Console) -> di
             runs.append(
                 run_document(document, path, at=day, now=clock(day), store=store, workspace=workspace).run_id
             )
+            badges.append(certify_day(workspace, store, document.dataset.name, clock(day)))
             step()
         (workspace.root / "assay.yaml").write_text(ROUTES.format(url=receiver.url))
         for day in all_days[-WEEK:]:
             profile_day(workspace, store, document.dataset.name, day)
             scheduled = run_pass(workspace, store, datetime.combine(day, time(7, 0), UTC))
             runs.extend(s.run_id for s in scheduled.started if s.run_id)
+            badges.append(certify_day(workspace, store, document.dataset.name, clock(day)))
             step()
         received = list(receiver.received)
     payload = json.loads((workspace.runs / f"{runs[-1]}.json").read_text())
@@ -183,6 +223,8 @@ def run_trades(console: Console, workspace: Workspace, *, status: Console) -> di
     )
     return {
         "document": str(path),
+        "enrolled": enrolled,
+        "badges": [{"at": b["at"], "badge": b["badge"]} for b in badges],
         "at": payload["at"],
         "summary": payload["summary"],
         "queries": payload["queries"],
