@@ -324,3 +324,53 @@ def test_the_worked_example_of_docs_scores_md() -> None:
     assert round(importance, 1) == 86.2
     lost = [0.4 * 20 * 9 / 12, 0.6 * 70 * 0.10, 0.4 * 10, 0.4 * 5]
     assert [round(x, 1) for x in lost] == [6.0, 4.2, 4.0, 2.0] and round(100 - sum(lost), 1) == 83.8
+
+
+def test_enroll_writes_the_four_templates_as_advisory_and_they_earn_the_badge(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = document(tmp_path, ENFORCED, certification="{advisory_days: 3, min_score: 60}")
+    path.write_text("# the shop's orders: kept by shop-data\n" + path.read_text())
+    run_days(tmp_path, 2)  # profiled: the key column and the timestamp are found from the profile
+    now = clock(START + timedelta(days=1)).isoformat()
+    code = assay("certify", "shop.orders", "--enroll", "--json", "--workspace", str(tmp_path), "--now", now)
+    assert code == 0
+    enrolled = json.loads(capsys.readouterr().out)
+    assert enrolled["enrolled"] == ["cert-freshness", "cert-uniqueness", "cert-completeness", "cert-volume"]
+    assert 'IsUnique "id"' in enrolled["diff"] and enrolled["diff"].startswith("---")
+    text = path.read_text()
+    assert text.startswith("# the shop's orders: kept by shop-data\n")  # the user's comment is kept
+    doc = load_document(path)
+    templates = [e for e in doc.expectations if e.id.startswith("cert-")]
+    assert {e.mode for e in templates} == {"advisory"} and all("certification" in e.tags for e in templates)
+    assert {e.rule for e in templates if e.rule} == {'IsUnique "id"', 'IsComplete "id"'}
+    assert assay("certify", "shop.orders", "--enroll", "--workspace", str(tmp_path)) == 0
+    assert "every core dimension has a certification check already" in capsys.readouterr().out
+    assert load_document(path) == doc  # enrolling twice changes nothing
+    # the templates run daily (cert-volume once 5 loads are stored: from day 5); once their
+    # 3-day advisory period is covered they carry the badge
+    run_days(tmp_path, 6, start=2)
+    early = assay(
+        "certify", "shop.orders", "--json", "--workspace", str(tmp_path),
+        "--now", clock(START + timedelta(days=6)).isoformat(),
+    )  # fmt: skip
+    assert early == 0  # on day 6, cert-volume had been judged for two days only
+    rates = next(c for c in json.loads(capsys.readouterr().out)["criteria"] if c["name"] == "pass_rates")
+    assert "cert-volume: still advisory (judged since 2026-10-06, 3 days needed)" in rates["evidence"]
+    code = assay(
+        "certify", "shop.orders", "--json", "--workspace", str(tmp_path),
+        "--now", clock(START + timedelta(days=7)).isoformat(),
+    )  # fmt: skip
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0 and result["badge"] == "certified", [c for c in result["criteria"] if not c["met"]]
+    checks = {c["name"]: c["evidence"] for c in result["criteria"]}
+    assert checks["volume_check"] == "cert-volume judged on 3 of the last 3 days (3 needed)"
+    assert [h["badge"] for h in result["history"]] == ["not_certified", "certified"]
+
+
+def test_certify_refuses_a_dataset_without_a_document_with_a_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_days(tmp_path, 1)  # profiled only: the store knows it, no document does
+    assert assay("certify", "shop.orders", "--workspace", str(tmp_path)) == 2
+    assert "has no check document in the workspace's checks/ folder" in capsys.readouterr().err
