@@ -37,7 +37,7 @@ from assay.judge import anomaly, drift
 from assay.judge.result import json_number
 from assay.lake.checksum import digest
 from assay.lake.readers import ReadOptions, register
-from assay.measure.profile import ColumnProfile, LoadProfile, exact_columns
+from assay.measure.profile import ColumnProfile, LoadProfile, Metrics, counted_pairs, exact_columns
 from assay.measure.profile import profile as measure
 from assay.store import MetricKey
 from assay.store.profiles import Judgement, LoadInfo
@@ -311,9 +311,20 @@ def profile(
             if store
             else []
         )
-        # Numbers and dates are counted exactly while their last load's count was within the cap.
-        exact = exact_columns(table.columns, _last_distinct(store, dataset, load_date) if store else None)
-        load = measure(engine, table.name, list(table.columns), [*config.categorical, *sticky], exact=exact)
+        # Numbers and dates are counted exactly while their last load's count was within the cap;
+        # column pairs are counted while the last load left their order open (counted_pairs).
+        previous = _previous_metrics(store, dataset, load_date) if store else {}
+        exact = exact_columns(table.columns, _distinct(previous) if store else None)
+        pairs, mixed = counted_pairs(table.columns, previous)
+        load = measure(
+            engine,
+            table.name,
+            list(table.columns),
+            [*config.categorical, *sticky],
+            exact=exact,
+            pairs=pairs,
+            mixed=mixed,
+        )
         result = ProfileResult(
             dataset, load_date, load, queries=engine.queries, owners=config.owners, tier=config.tier
         )
@@ -395,12 +406,16 @@ def _month_length(day: date) -> int:
     return calendar.monthrange(day.year, day.month)[1]
 
 
-def _last_distinct(store: MetricStore, dataset: str, load_date: date) -> dict[str, float | None]:
-    """Each column's distinct count in the dataset's latest load before ``load_date``."""
+def _previous_metrics(store: MetricStore, dataset: str, load_date: date) -> Metrics:
+    """The stored metrics of the dataset's latest load before ``load_date`` (none: empty)."""
     earlier = store.window(dataset, load_date)
     if not earlier:
         return {}
-    metrics = store.load_metrics([earlier[0].id])[earlier[0].id]
+    return store.load_metrics([earlier[0].id])[earlier[0].id]
+
+
+def _distinct(metrics: Metrics) -> dict[str, float | None]:
+    """Each column's distinct count among a load's metrics."""
     return {
         instance: value
         for (entity, instance, name), value in metrics.items()

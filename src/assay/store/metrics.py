@@ -33,6 +33,7 @@ from assay.store.checks import CheckRecords
 from assay.store.database import describe_error, display_url, open_database, store_url
 from assay.store.incidents import IncidentRecords
 from assay.store.profiles import ProfileRecords, lock_dataset, refresh_after
+from assay.store.proposals import ProposalRecords
 from assay.store.records import (
     LOAD_STATUSES,
     HistoryPoint,
@@ -45,7 +46,9 @@ from assay.store.schedules import ScheduleRecords
 from assay.store.scores import ScoreRecords
 
 
-class MetricStore(ProfileRecords, CheckRecords, ScheduleRecords, IncidentRecords, ScoreRecords):
+class MetricStore(
+    ProfileRecords, CheckRecords, ScheduleRecords, IncidentRecords, ScoreRecords, ProposalRecords
+):
     """Keeps every metric assay measures, keyed by dataset, load and :class:`MetricKey`.
 
     Open one with :meth:`open` and close it (or use it as a context manager). It holds a

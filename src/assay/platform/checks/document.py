@@ -285,6 +285,9 @@ class Expectation(_Strict):
     # default its metric's or rule's (row_count: volume, null_rate: completeness, ...).
     dimension: Literal["freshness", "volume", "completeness", "uniqueness", "validity"] | None = None
     divide_by_group: bool = False  # one incident per failing group of `by:`, not one for all
+    # The history ``last(k)`` reads: every earlier run (default), or only those of the run's
+    # weekday (a Monday compared with Mondays: ``same_weekday``)
+    history: Literal["same_weekday"] | None = None
     # Labels of the expectation; `certification` makes it count toward the dataset's badge
     # (docs/scores.md, "Certification"), as the templates `assay certify --enroll` writes do
     tags: tuple[str, ...] = ()
@@ -308,6 +311,8 @@ class Expectation(_Strict):
             raise ValueError("by: applies to metric expectations, not to DQDL rules")
         if self.divide_by_group and not self.by:
             raise ValueError("divide_by_group: true needs by: (the groups to divide the incidents by)")
+        if self.history is not None and self.metric is None:
+            raise ValueError("history: applies to metric expectations, not to DQDL rules")
         return self
 
     @property

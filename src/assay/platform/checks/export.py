@@ -142,6 +142,9 @@ def _entry(document: Document, expectation: Expectation) -> ExportEntry:
     if expectation.by:
         why = f"judged per value of {', '.join(expectation.by)} (by:), DQDL has no groups"
         return ExportEntry(eid, None, (f"not exported: {eid}: {why}",))
+    if expectation.history == "same_weekday":
+        why = "judged against its weekday's history (history: same_weekday); DQDL's last(k) reads every run"
+        return ExportEntry(eid, None, (f"not exported: {eid}: {why}",))
     profile = document.expectation_profile(expectation)
     try:
         node = _rule(profile, expectation)

@@ -214,7 +214,9 @@ class CheckRun:
         self.engines: list[Engine] = []
         # each profile's stored series, read once per run (every expectation of it reads them)
         self.conditions: dict[str, ast.Condition] = {}
-        self.series_cache: dict[tuple[str, frozenset[str]], dict[tuple[str, str, str], list[float]]] = {}
+        self.series_cache: dict[
+            tuple[str, frozenset[str]], dict[tuple[str, str, str], list[tuple[datetime, float | None]]]
+        ] = {}
 
     # --- the run -------------------------------------------------------------------------------
 
@@ -509,11 +511,15 @@ class CheckRun:
 
     # --- judge --------------------------------------------------------------------------------------
 
-    def _series(self, profile_id: str, names: set[str]) -> dict[tuple[str, str, str], list[float]]:
+    def _series(
+        self, profile_id: str, names: set[str], weekday: int | None = None
+    ) -> dict[tuple[str, str, str], list[float]]:
+        """The profile's stored series (read once per run), most recent first; with ``weekday``,
+        only the points whose logical time falls on that weekday (``history: same_weekday``)."""
         cache = self.series_cache
         key = (profile_id, frozenset(names))
         if key not in cache:
-            found = (
+            cache[key] = (
                 {}
                 if self.store is None
                 else self.store.metric_series(
@@ -524,9 +530,10 @@ class CheckRun:
                     loads=HISTORY_REACH * self._depth(profile_id),
                 )
             )
-            cache[key] = {k: [v for _, v in points if v is not None] for k, points in found.items()}
-        series: dict[tuple[str, str, str], list[float]] = cache[key]
-        return series
+        return {
+            k: [v for at, v in points if v is not None and (weekday is None or at.weekday() == weekday)]
+            for k, points in cache[key].items()
+        }
 
     def _depth(self, profile_id: str) -> int:
         """How many past values the profile's expectations read at most (1 at least: the
@@ -539,7 +546,9 @@ class CheckRun:
                 condition = self._condition(e)
             except conditions.ConditionError:
                 continue
-            deepest = max(deepest, conditions.needs_history(condition), e.min_history)
+            needs = max(conditions.needs_history(condition), e.min_history)
+            # one point a week: k same-weekday values lie among the 7k most recent loads
+            deepest = max(deepest, 7 * needs if e.history == "same_weekday" else needs)
         return deepest
 
     def _condition(self, expectation: Expectation) -> ast.Condition:
@@ -583,7 +592,8 @@ class CheckRun:
         spec = profile.spec(ref.key)
         assert spec is not None  # the document's check: a reference names a declared metric
         condition = self._condition(expectation)
-        series = self._series(profile.id, self._profile_names(profile.id))
+        weekday = self.at.weekday() if expectation.history == "same_weekday" else None
+        series = self._series(profile.id, self._profile_names(profile.id), weekday)
         groups: list[Group] = (
             [()] if not expectation.by else list(m.groups.get(_ordered(profile, expectation.by), []))
         )

@@ -1,0 +1,256 @@
+"""Edits of a check document that keep what its author wrote: comments, key order, quotes, flow
+lists and indentation survive (ruamel.yaml's round trip), and only the added lines change.
+
+:func:`add_expectations` appends expectations (and the metrics they read) to a document on disk
+and returns the change as a unified diff; :func:`edited_text` is the same edit in memory. The
+edited text is checked with :func:`~assay.platform.checks.document.parse_document` before
+anything is written, and written whole or not at all: a document is never left invalid or half
+written.
+
+>>> text = '''apiVersion: assay/v1
+... kind: DatasetChecks
+... dataset: {name: shop.orders, source: {path: orders.csv}}   # where it lives
+... profiles:
+...   - id: daily
+...     metrics: [row_count]
+... '''
+>>> print(edited_text(text, [{"id": "some-rows", "metric": "daily.row_count", "expect": "> 0"}]), end="")
+apiVersion: assay/v1
+kind: DatasetChecks
+dataset: {name: shop.orders, source: {path: orders.csv}}   # where it lives
+profiles:
+  - id: daily
+    metrics: [row_count]
+expectations:
+  - id: some-rows
+    metric: daily.row_count
+    expect: '> 0'
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import re
+from collections.abc import Mapping, Sequence
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import YAMLError
+
+from assay.errors import ConfigError
+from assay.platform.checks.document import _specs, parse_document, read_text
+
+__all__ = ["add_expectations", "edited_text"]
+
+
+def add_expectations(
+    path: Path | str,
+    expectations: Sequence[Mapping[str, Any]],
+    metrics: Mapping[str, Sequence[Any]] | None = None,
+    *,
+    comments: Mapping[str, str] | None = None,
+) -> str:
+    """Append ``expectations`` (each a mapping as it would be written in the document) to the
+    check document at ``path``, and the ``metrics`` they read to their profiles (``{profile id:
+    [entries]}``, each entry as written under ``metrics:``, such as ``"row_count"`` or
+    ``{"freshness": "updated_at"}``; one the profile declares already is not added again).
+    ``comments`` puts a YAML comment line above an expectation, by its id. Returns the unified
+    diff of the change. An id the document has already, a profile it does not have, or an
+    edit that leaves the document invalid is a :class:`ConfigError` and nothing is written.
+
+    >>> import tempfile
+    >>> doc = Path(tempfile.mkdtemp()) / "orders.yaml"
+    >>> _ = doc.write_text('''apiVersion: assay/v1
+    ... kind: DatasetChecks
+    ... dataset: {name: shop.orders, source: {path: orders.csv}}
+    ... profiles:
+    ...   - id: daily       # measured once a day
+    ...     metrics: []
+    ... expectations: []
+    ... ''')
+    >>> diff = add_expectations(doc, [{"id": "rows", "metric": "daily.row_count", "expect": "> 0"}],
+    ...                         {"daily": ["row_count"]})
+    >>> for line in diff.splitlines()[3:]:
+    ...     if line[0] in "+-":
+    ...         print(line)
+    -    metrics: []
+    -expectations: []
+    +    metrics:
+    +      - row_count
+    +expectations:
+    +  - id: rows
+    +    metric: daily.row_count
+    +    expect: '> 0'
+    >>> "measured once a day" in doc.read_text()
+    True
+    """
+    from assay.lake.writers import write_text
+
+    target = Path(path)
+    before = read_text(target, "check document")
+    after = edited_text(before, expectations, metrics, comments=comments, filename=str(target))
+    write_text(target, after)
+    return diff_text(before, after, str(target))
+
+
+def diff_text(before: str, after: str, name: str) -> str:
+    """The unified diff from ``before`` to ``after`` (``a/NAME`` and ``b/NAME``)."""
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            f"a/{name.lstrip('/')}",
+            f"b/{name.lstrip('/')}",
+        )
+    )
+
+
+def edited_text(
+    text: str,
+    expectations: Sequence[Mapping[str, Any]],
+    metrics: Mapping[str, Sequence[Any]] | None = None,
+    *,
+    comments: Mapping[str, str] | None = None,
+    filename: str = "<document>",
+) -> str:
+    """The document ``text`` with ``expectations`` and ``metrics`` added (see
+    :func:`add_expectations`), checked with ``parse_document``; nothing is written."""
+    parse_document(text, filename=filename)  # a broken document is reported as it stands
+    yaml = _yaml(text)
+    try:
+        root = yaml.load(text)
+    except YAMLError as error:  # pragma: no cover - parse_document has read it already
+        raise ConfigError(f"{filename}: not valid YAML: {error}") from None
+    for profile_id, entries in (metrics or {}).items():
+        _add_metrics(root, profile_id, entries, filename)
+    listed = root.get("expectations")
+    if listed is None or not isinstance(listed, CommentedSeq):
+        listed = CommentedSeq()
+        root["expectations"] = listed
+    if not listed:
+        listed.fa.set_block_style()
+    known = {item.get("id") for item in listed if isinstance(item, Mapping)}
+    for expectation in expectations:
+        eid = expectation.get("id")
+        if not isinstance(eid, str) or not eid:
+            raise ConfigError(f"{filename}: an added expectation needs an id")
+        if eid in known:
+            raise ConfigError(f"{filename}: the document has an expectation '{eid}' already")
+        known.add(eid)
+        listed.append(_node(expectation))
+        note = (comments or {}).get(eid)
+        if note:
+            listed.yaml_set_comment_before_after_key(
+                len(listed) - 1, before=_one_line(note), indent=yaml.sequence_dash_offset
+            )
+    out = io.StringIO()
+    yaml.dump(root, out)
+    edited = out.getvalue()
+    parse_document(edited, filename=filename)  # the edit must leave a valid document
+    return edited
+
+
+def _add_metrics(root: Any, profile_id: str, entries: Sequence[Any], filename: str) -> None:
+    profiles = root.get("profiles")
+    found = next(
+        (p for p in profiles or () if isinstance(p, Mapping) and p.get("id") == profile_id),
+        None,
+    )
+    if found is None:
+        raise ConfigError(f"{filename}: no profile '{profile_id}' to add metrics to")
+    declared = found.get("metrics")
+    if not isinstance(declared, CommentedSeq):
+        declared = CommentedSeq()
+        found["metrics"] = declared  # type: ignore[index]
+    if not declared:
+        declared.fa.set_block_style()
+    keys = {spec.key for entry in declared for spec in _specs(_plain(entry))}
+    for entry in entries:
+        wanted = [spec.key for spec in _specs(entry)]
+        if not wanted:
+            raise ConfigError(f"{filename}: {entry!r} is not a metric entry")
+        if all(key in keys for key in wanted):
+            continue
+        declared.append(_node(entry))
+        keys.update(wanted)
+
+
+def _node(value: Any) -> Any:
+    """``value`` as ruamel nodes: mappings in block style at the top, lists of scalars and
+    mappings inside a metric entry in flow style (``by: [region]``, ``{name: …, condition: …}``)."""
+    if isinstance(value, Mapping):
+        node = CommentedMap()
+        for key, item in value.items():
+            node[key] = _flow(item)
+        return node
+    return _flow(value)
+
+
+def _flow(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        node = CommentedMap((key, _flow(item)) for key, item in value.items())
+        node.fa.set_flow_style()
+        return node
+    if isinstance(value, list | tuple):
+        seq = CommentedSeq(_flow(item) for item in value)
+        seq.fa.set_flow_style()
+        return seq
+    return value
+
+
+def _plain(value: Any) -> Any:
+    """A ruamel node as plain dicts and lists (what ``_specs`` reads)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+_KEY = re.compile(r"^( *)[^\s#-][^:]*:")
+
+
+def _yaml(text: str) -> YAML:
+    """A round-trip YAML that writes with the document's own indentation."""
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 4096  # never fold a long rule or condition onto two lines
+    sequence, offset = _sequence_indent(text)
+    yaml.indent(mapping=_mapping_indent(text), sequence=sequence, offset=offset)
+    return yaml
+
+
+def _sequence_indent(text: str) -> tuple[int, int]:
+    """How the document indents a block sequence under its key: (where an item's content starts,
+    where its dash is), both from the key's column; ``profiles:\n  - id: daily`` is (4, 2)."""
+    lines = _content(text)
+    for parent, child in pairwise(lines):
+        top = _KEY.match(parent)
+        stripped = child.lstrip(" ")
+        if top and parent.rstrip().endswith(":") and stripped.startswith("- "):
+            dash = len(child) - len(stripped) - len(top.group(1))
+            after = len(stripped) - len(stripped[1:].lstrip(" ")) - 1
+            if dash >= 0:
+                return dash + 1 + after, dash
+    return 4, 2
+
+
+def _content(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def _mapping_indent(text: str) -> int:
+    """How far the document indents a nested mapping's keys (2 when it nests none)."""
+    for parent, child in pairwise(_content(text)):
+        top, below = _KEY.match(parent), _KEY.match(child)
+        if top and below and parent.rstrip().endswith(":") and len(below.group(1)) > len(top.group(1)):
+            return len(below.group(1)) - len(top.group(1))
+    return 2

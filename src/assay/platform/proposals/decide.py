@@ -1,0 +1,77 @@
+"""A person's decision on a proposal: accepting writes its expectation into the dataset's check
+document as ``mode: advisory`` (with who, when and the evidence, and the metrics it needs added
+to its profile; the author's comments and layout kept), rejecting records why; both are events
+of the proposal's trail, and an accepted one is never proposed again, a rejected one only when
+its evidence changes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from assay.errors import ConfigError
+from assay.platform.checks.document import find_document, read_text
+from assay.platform.checks.edit import diff_text, edited_text
+from assay.store.proposals import ProposalRecord
+from assay.workspace import Workspace
+
+
+@dataclass
+class Accepted:
+    proposal: ProposalRecord
+    document: Path
+    diff: str
+
+
+def accept(
+    store: Any, proposal_id: str, *, by: str, workspace: Path | str | None = None, at: datetime | None = None
+) -> Accepted:
+    """Accept an open proposal (its id or a unique prefix): its expectation is appended to the
+    dataset's check document, advisory, its description saying who accepted it and when, and
+    a comment above it the proposal's id and numbers; returns the diff of the document. The
+    document is written and the decision recorded together, or neither."""
+    from assay.lake.writers import write_text
+
+    when = at or datetime.now(UTC)
+    record = store.proposal(proposal_id)
+    if record.state != "open":
+        store.decide_proposal(record.id, "accepted", by=by, at=when)  # raises: says who and when
+    root = Workspace(workspace).root
+    path = find_document(root / "checks", record.dataset)
+    if path is None:
+        raise ConfigError(f"no check document of dataset '{record.dataset}' in {root / 'checks'}")
+    expectation = dict(record.expectation)
+    expectation["mode"] = "advisory"
+    stamp = f"{when.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+    expectation["description"] = (
+        f"{expectation.get('description') or ''} Accepted by {by} on {stamp}.".strip()
+    )
+    backtest = record.backtest or {}
+    dry = record.dry_run or {}
+    comment = (
+        f"proposal {record.id[:8]} ({record.kind}), accepted by {by} on {stamp}: backtest failed on "
+        f"{backtest.get('would_have_failed')} of {backtest.get('loads')} loads; dry run {dry.get('outcome')}"
+    )
+    metrics = {record.requires["profile"]: record.requires["metrics"]} if record.requires else None
+    before = read_text(path, "check document")
+    after = edited_text(
+        before, [expectation], metrics, comments={expectation["id"]: comment}, filename=str(path)
+    )
+    diff = diff_text(before, after, str(path))
+    with store.transaction():
+        store.decide_proposal(
+            record.id, "accepted", by=by, at=when, document=str(path), detail={"diff": diff}
+        )
+        write_text(path, after)
+    return Accepted(store.proposal(record.id), path, diff)
+
+
+def reject(store: Any, proposal_id: str, *, by: str, why: str, at: datetime | None = None) -> ProposalRecord:
+    """Reject an open proposal, saying why: it is not proposed again until its evidence changes."""
+    if not why or not why.strip():
+        raise ConfigError("say why the proposal is rejected: --why TEXT")
+    full = store.decide_proposal(proposal_id, "rejected", by=by, why=why.strip(), at=at or datetime.now(UTC))
+    record: ProposalRecord = store.proposal(full)
+    return record

@@ -1,0 +1,147 @@
+"""What proposals are mined from: a dataset's profiled loads, as the drift monitor stored them.
+
+Every current load of the monitor's partition (``assay profile``, or the demo's
+:func:`~assay.demo.trades.profile_day`), oldest first, with its metrics (null counts, distinct
+counts, minimum and maximum, the column pairs' orders, row counts), its schema and the value
+counts of its categorical columns. The **latest** load is the one a proposal is dry-run on; the
+loads **before** it are the ones it is mined from, so that a proposal never learns today's
+problem as normal; the backtest reads them all.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from assay.engine import DataKind
+from assay.platform.checks.document import Document, Profile
+from assay.store.proposals import StoredLoad
+
+KINDS = {
+    "boolean": DataKind.BOOLEAN,
+    "int": DataKind.INTEGER,
+    "long": DataKind.INTEGER,
+    "float": DataKind.FLOAT,
+    "double": DataKind.FLOAT,
+    "string": DataKind.STRING,
+    "date": DataKind.DATE,
+    "timestamp": DataKind.TIMESTAMP,
+    "timestamptz": DataKind.TIMESTAMP,
+}
+"""The data kinds of the canonical (Iceberg) type names the store keeps; ``decimal(p,s)`` is a
+decimal; anything else is no kind a proposal is mined for."""
+
+_SAFE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+PLAUSIBLE_ARRIVAL = timedelta(days=2)
+"""A load recorded more than this after its logical day was backfilled: its recorded time is
+not when it arrived."""
+
+
+def kind_of(type_name: str) -> DataKind:
+    """The data kind of a stored (canonical) type name.
+
+    >>> kind_of("decimal(18,2)"), kind_of("timestamptz"), kind_of("list<int>")
+    (<DataKind.DECIMAL: 'decimal'>, <DataKind.TIMESTAMP: 'timestamp'>, <DataKind.OTHER: 'other'>)
+    """
+    if type_name.startswith("decimal"):
+        return DataKind.DECIMAL
+    return KINDS.get(type_name, DataKind.OTHER)
+
+
+def plain_name(column: str) -> bool:
+    """Whether a column name can be written unquoted in SQL and inside a DQDL string."""
+    return bool(_SAFE.match(column))
+
+
+@dataclass
+class History:
+    """A dataset's profiled loads and the document and profile proposals are written for."""
+
+    dataset: str
+    loads: list[StoredLoad]  # oldest first; the last is the latest
+    document: Document
+    profile: Profile
+    min_loads: int = 14
+
+    @property
+    def mined(self) -> list[StoredLoad]:
+        return self.loads[:-1]
+
+    @property
+    def latest(self) -> StoredLoad:
+        return self.loads[-1]
+
+    def kind(self, column: str) -> DataKind:
+        return kind_of(self.latest.types.get(column, ""))
+
+    def columns(self, *kinds: DataKind) -> list[str]:
+        """The latest load's columns of these kinds, in its column order."""
+        return [c for c, t in self.latest.types.items() if kind_of(t) in kinds]
+
+    def span(self, column: str) -> list[StoredLoad]:
+        """The mined loads a column can be judged on: the most recent run of loads that have it
+        with its latest type; none when that run is shorter than ``min_loads``."""
+        wanted = self.latest.types.get(column)
+        run: list[StoredLoad] = []
+        for load in reversed(self.mined):
+            if load.types.get(column) != wanted:
+                break
+            run.append(load)
+        run.reverse()
+        return run if len(run) >= self.min_loads else []
+
+    def judged(self, column: str) -> list[StoredLoad]:
+        """The loads a backtest judges a column's proposal on: its span and the latest load."""
+        span = self.span(column)
+        return [*span, self.latest] if span else []
+
+    # --- arrival --------------------------------------------------------------------------------
+
+    def arrival_source(self) -> str:
+        """How a load's arrival time is known: ``recorded`` (every load was profiled within
+        two days of its logical day: the store's time of the load), else ``schedule`` (the
+        profile's first scheduled run after the day ends), else ``end_of_day`` (midnight after
+        the logical day, UTC)."""
+        if all(_end_of_day(x.logical_date) <= x.created_at <= _end_of_day(x.logical_date) + PLAUSIBLE_ARRIVAL
+               for x in self.loads):  # fmt: skip
+            return "recorded"
+        return "schedule" if self.profile.schedule else "end_of_day"
+
+    def arrival(self, load: StoredLoad) -> datetime:
+        """When ``load`` arrived (:meth:`arrival_source` says how that is known)."""
+        source = self.arrival_source()
+        if source == "recorded":
+            return load.created_at
+        end = _end_of_day(load.logical_date)
+        if source == "schedule":
+            from zoneinfo import ZoneInfo
+
+            from croniter import croniter
+
+            zone = ZoneInfo(self.profile.timezone)
+            tick: Any = croniter(str(self.profile.schedule), end.astimezone(zone)).get_next(datetime)
+            return tick.astimezone(UTC)  # type: ignore[no-any-return]
+        return end
+
+    def describe_arrival(self) -> str:
+        source = self.arrival_source()
+        if source == "schedule":
+            return f"the profile's schedule ({self.profile.schedule} {self.profile.timezone})"
+        return {"recorded": "the loads' recorded arrival", "end_of_day": "the end of each logical day"}[
+            source
+        ]
+
+
+def _end_of_day(day: date) -> datetime:
+    return datetime.combine(day + timedelta(days=1), time(0), UTC)
+
+
+def metric(load: StoredLoad, column: str, name: str) -> float | None:
+    """A column metric of a load (``NullCount``, ``Minimum``, ...)."""
+    return load.metrics.get(("Column", column, name))
+
+
+def days(load: StoredLoad) -> str:
+    return load.logical_date.isoformat()
