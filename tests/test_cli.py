@@ -439,6 +439,11 @@ JSON_RUNS: dict[str, str] = {
     "incidents mute": "{incident} --until 2099-01-01 --by ana --workspace {ws} --json",
     "score": "--workspace {ws} --now 2026-12-01T03:00:00Z --json",
     "certify": "payments.trades --workspace {ws} --now 2026-12-01T03:00:00Z --json",
+    "propose": "payments.trades --workspace {ws} --json",
+    "proposals list": "--workspace {ws} --json",
+    "proposals show": "{proposal} --workspace {ws} --json",
+    "proposals accept": "{proposal} --by ana --workspace {ws} --json",
+    "proposals reject": "{proposal} --by ana --why noise --workspace {ws} --json",
 }
 LISTS = {"score", "propose"}
 """Commands whose JSON is a list by contract (issue 12); every other prints one object."""
@@ -482,9 +487,10 @@ def test_json_output_is_one_object_and_nothing_else(
     )
     decision = built()[1]["vendor"]["decisions"][0]["id"]
     incident = next(n["incident_id"] for n in built()[1]["checks"]["notifications"] if n["incident_id"])
+    proposal = built()[1]["control"]["proposals"][0]["id"]
     pg = request.getfixturevalue("postgres_url") if "{pg}" in JSON_RUNS[name] else ""  # the queue's store
     args = [
-        a.format(ws=workspace, tmp=tmp_path, decision=decision, incident=incident, pg=pg)
+        a.format(ws=workspace, tmp=tmp_path, decision=decision, incident=incident, proposal=proposal, pg=pg)
         for a in JSON_RUNS[name].split()
     ]
     try:

@@ -912,6 +912,7 @@ def _register_check_app() -> None:
     from assay._cli_check import check_app
     from assay._cli_incidents import incidents_app
     from assay._cli_notify import notify_app
+    from assay._cli_proposals import proposals_app, propose_command
     from assay._cli_schedule import run_due, scheduler, worker
     from assay._cli_score import certify, score
 
@@ -923,6 +924,8 @@ def _register_check_app() -> None:
     app.command("worker")(worker)
     app.command("score")(score)
     app.command("certify")(certify)
+    app.command("propose")(propose_command)
+    app.add_typer(proposals_app, name="proposals")
 
 
 _register_check_app()

@@ -1,12 +1,13 @@
 """The demo's control-plane summary: every dataset's score, the trades' certification badge, and
 checks proposed from the trades' stored history.
 
-Read at the clock of the trades' last run (1 December 2026, 03:00 UTC), so that the story is the
-same on any day the demo is run.
+Read at the demo's last clock (1 December 2026, 06:00 UTC, after every part's runs), so that the
+story is the same on any day the demo is run.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from rich.console import Console
@@ -22,13 +23,11 @@ def run_scores(
 ) -> dict[str, Any]:
     """Score every dataset, certify the trades and show three proposals; returns them as JSON."""
     from assay._cli_score import print_badge, print_scores
-    from assay.demo.trades import DAYS, START, clock
+    from assay.demo.orders import CLOCK
     from assay.platform import certify, scores
     from assay.store import MetricStore
 
-    from datetime import timedelta
-
-    now = clock(START + timedelta(days=DAYS - 1))
+    now = datetime.fromisoformat(CLOCK)  # the demo's last clock: after every part's runs
     console.rule("[bold]5. Scores, a certification badge and proposed checks")
     with MetricStore.open(workspace=workspace.root) as store:
         found = scores.score_all(workspace.root, store, now=now)
@@ -46,11 +45,11 @@ def run_scores(
     console.print(f"\npayments.trades lost {100 - best.score:.1f} points:", highlight=False)
     for line in best.why:
         console.print(f"  {line}", highlight=False, markup=False)
-    changes = [b for i, b in enumerate(badges or []) if i == 0 or b["badge"] != badges[i - 1]["badge"]]  # type: ignore[index]
+    days = badges or []
+    changes = [b for i, b in enumerate(days) if i == 0 or b["badge"] != days[i - 1]["badge"]]
     console.print(
         "\nCertification: the four template checks ran as advisory; the badge waited for 14 days "
-        "of their outcomes. Badge changes: "
-        + ", ".join(f"{b['badge']} on {b['at'][:10]}" for b in changes),
+        "of their outcomes. Badge changes: " + ", ".join(f"{b['badge']} on {b['at'][:10]}" for b in changes),
         highlight=False,
     )
     print_badge(badge, console)
@@ -64,8 +63,10 @@ def run_scores(
         for p in proposed:
             backtest = p.get("backtest") or {}
             dry = p.get("dry_run") or {}
+            held = (p.get("evidence") or {}).get("held")
+            what = f"{held} on every row" if held else _expectation_text(p["expectation"])
             console.print(
-                f"  {p['id'][:8]} {p['kind']:<12} {_expectation_text(p['expectation'])}: would have failed "
+                f"  {p['id'][:8]} {p['kind']:<12} {what}: would have failed "
                 f"{backtest.get('would_have_failed')} of {backtest.get('loads')} loads; "
                 f"on the last load: {dry.get('outcome')}",
                 highlight=False,
@@ -87,5 +88,7 @@ def _expectation_text(expectation: dict[str, Any]) -> str:
 def _proposals(workspace: Workspace, store: Any, now: Any) -> list[dict[str, Any]]:
     from assay.platform.proposals import demo_proposals
 
-    found: list[dict[str, Any]] = demo_proposals(workspace, store, "payments.trades", now=now, limit=PROPOSALS)
+    found: list[dict[str, Any]] = demo_proposals(
+        workspace, store, "payments.trades", now=now, limit=PROPOSALS
+    )
     return found

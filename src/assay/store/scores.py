@@ -76,7 +76,7 @@ class ScoreRecords:
             )
 
     def outcomes_between(self: _Store, dataset: str, since: datetime, until: datetime) -> list[OutcomeRow]:
-        """The check outcomes of ``dataset`` with a logical time in ``[since, until)``, of
+        """The check outcomes of ``dataset`` with a logical time in ``(since, until]``, of
         completed runs only (a run still running or rolled back has none), oldest first."""
         require_aware(since, "since")
         require_aware(until, "until")
@@ -95,8 +95,8 @@ class ScoreRecords:
                 .select_from(outcomes.join(schema.datasets).join(runs, runs.c.id == outcomes.c.run_id))
                 .where(
                     schema.datasets.c.name == dataset,
-                    outcomes.c.at >= since,
-                    outcomes.c.at < until,
+                    outcomes.c.at > since,
+                    outcomes.c.at <= until,
                     runs.c.state != "running",
                 )
                 .order_by(outcomes.c.at, outcomes.c.run_id, outcomes.c.position)
@@ -113,8 +113,8 @@ class ScoreRecords:
                 )
                 .where(
                     schema.datasets.c.name == dataset,
-                    loads.c.logical_time >= since,
-                    loads.c.logical_time < until,
+                    loads.c.logical_time > since,
+                    loads.c.logical_time <= until,
                     loads.c.status == "current",
                     runs.c.state != "running",
                 )
@@ -131,7 +131,7 @@ class ScoreRecords:
 
     def load_runs_between(self: _Store, dataset: str, since: datetime, until: datetime) -> set[str]:
         """The runs (any flow) that stored a current load of ``dataset`` with a logical time in
-        ``[since, until)``: every run that read the dataset's data in that window."""
+        ``(since, until]``: every run that read the dataset's data in that window."""
         loads = schema.loads
         with self._transaction() as connection:
             rows = connection.execute(
@@ -139,8 +139,8 @@ class ScoreRecords:
                 .select_from(loads.join(schema.datasets))
                 .where(
                     schema.datasets.c.name == dataset,
-                    loads.c.logical_time >= since,
-                    loads.c.logical_time < until,
+                    loads.c.logical_time > since,
+                    loads.c.logical_time <= until,
                     loads.c.status == "current",
                     loads.c.run_id.is_not(None),
                 )
@@ -200,13 +200,13 @@ class ScoreRecords:
     def reads_between(
         self: _Store, dataset: str, since: datetime, until: datetime
     ) -> list[tuple[str, str | None]]:
-        """The recorded reads of ``dataset`` in ``[since, until)``: (kind, by) each."""
+        """The recorded reads of ``dataset`` in ``(since, until]``: (kind, by) each."""
         reads = schema.reads
         with self._transaction() as connection:
             rows = connection.execute(
                 sa.select(reads.c.kind, reads.c.by)
                 .select_from(reads.join(schema.datasets))
-                .where(schema.datasets.c.name == dataset, reads.c.at >= since, reads.c.at < until)
+                .where(schema.datasets.c.name == dataset, reads.c.at > since, reads.c.at <= until)
             ).all()
         return [(r.kind, r.by) for r in rows]
 
