@@ -30,7 +30,19 @@ check_app = typer.Typer(
 )
 
 DocArgument = Annotated[
-    Path, typer.Argument(metavar="DOC", help="A check document (YAML, kind: DatasetChecks).")
+    Path,
+    typer.Argument(
+        metavar="DOC",
+        help="A check document (YAML, kind: DatasetChecks) or event contracts (kind: EventContract).",
+    ),
+]
+MoreArgument = Annotated[
+    list[Path] | None,
+    typer.Argument(
+        metavar="DOC",
+        help="More event contract files: every contract on one event is measured together.",
+        show_default=False,
+    ),
 ]
 
 _STYLE = {
@@ -56,14 +68,65 @@ def _load(doc: Path) -> Document:
         raise typer.Exit(2) from None
 
 
+def _event_files(doc: Path, more: list[Path] | None) -> list[Path] | None:
+    """The event contract files of a command (DOC says kind: EventContract), or None for a check
+    document; several files are for event contracts only."""
+    from assay.platform.events.document import is_event_contract
+
+    if is_event_contract(doc):
+        return [doc, *(more or [])]
+    if more:
+        raise ConfigError(
+            f"several files at once are event contracts only; {doc} is not one (kind: EventContract)"
+        )
+    return None
+
+
+def _load_events(files: list[Path]) -> Any:
+    """The events of contract files, or exit 2 with every mistake on its own line."""
+    from assay.platform.events.document import ContractError
+    from assay.platform.events.event import events, load_contracts
+
+    try:
+        return events(load_contracts(files))
+    except ContractError as error:
+        for problem in error.problems:
+            sys.stderr.write(f"{problem}\n")
+        noun = "mistake" if len(error.problems) == 1 else "mistakes"
+        sys.stderr.write(f"{', '.join(map(str, files))}: {len(error.problems)} {noun}; nothing was run\n")
+        raise typer.Exit(2) from None
+
+
+def _validate_events(files: list[Path], json_out: bool) -> None:
+    from assay.platform.events.event import describe
+
+    described = describe(_load_events(files))
+    if json_out:
+        _write_json("-", {"documents": [str(f) for f in files], "valid": True, "events": described})
+        return
+    for item in described:
+        count = sum(len(c["requirements"]) for c in item["contracts"])
+        out.print(
+            f"{', '.join(map(str, files))}: valid; event {item['event']}, "
+            f"{len(item['contracts'])} contract(s), {count} requirement(s) on {len(item['fields'])} "
+            f"field(s), one query per {item['window']} window",
+            highlight=False,
+        )
+
+
 @check_app.command("validate")
 def check_validate(
     doc: DocArgument,
+    more: MoreArgument = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print what the document declares as JSON.")
     ] = False,
 ) -> None:
     """Check DOC without reading any data; exit 2 listing every mistake as file:line:col: message."""
+    files = _event_files(doc, more)
+    if files is not None:
+        _validate_events(files, json_out)
+        return
     document = _load(doc)
     metrics = sum(len(p.specs()) for p in document.profiles)
     if json_out:
@@ -87,6 +150,7 @@ def check_validate(
 @check_app.command("run")
 def check_run(
     doc: DocArgument,
+    more: MoreArgument = None,
     at: Annotated[
         str | None,
         typer.Option(
@@ -146,7 +210,8 @@ def check_run(
     spark_master: SparkMasterOption = None,
 ) -> None:
     """Run DOC: measure each profile in one query, store the metrics, judge every expectation from
-    stored numbers. Exit 0 completed, 1 --fail-on reached, 2 invalid document, 3 system error."""
+    stored numbers (event contracts: every contract on an event, one window, one query). Exit 0
+    completed, 1 --fail-on reached, 2 invalid document, 3 system error."""
     from assay._render import progress
     from assay.platform.checks.runner import failing_severities, run_document
     from assay.store import MetricStore
@@ -156,6 +221,19 @@ def check_run(
 
         if fail_on not in SEVERITIES:
             raise ConfigError(f"--fail-on must be one of {', '.join(SEVERITIES)}, not '{fail_on}'")
+    files = _event_files(doc, more)
+    if files is not None:
+        options = {"at": at, "now": now, "only": tuple(only or ()), "dry_run": dry_run}
+        _run_events(
+            files,
+            options | {"retries": retries, "backoff": backoff},
+            workspace,
+            store,
+            engine,
+            json_out,
+            fail_on,
+        )
+        return
     document = _load(doc)
     space = Workspace(workspace)
     space.ensure()
@@ -187,6 +265,59 @@ def check_run(
         raise typer.Exit(3)
     if fail_on is not None and failing_severities(result, fail_on):
         raise typer.Exit(1)
+
+
+def _run_events(
+    files: list[Path],
+    options: dict[str, Any],
+    workspace: Path | None,
+    store: str | None,
+    engine: str,
+    json_out: str | None,
+    fail_on: str | None,
+) -> None:
+    """``check run`` of event contract files: one run per event, each on its window."""
+    from assay._render import progress
+    from assay.platform.checks.runner import failing_severities
+    from assay.platform.events.runner import run_events
+    from assay.store import MetricStore
+
+    if engine.strip().lower() != "duckdb":
+        raise ConfigError(f"event contracts run on the DuckDB engine, not on {engine}")
+    found = _load_events(files)  # every mistake of the files, each with its place, before anything opens
+    space = Workspace(workspace)
+    space.ensure()
+    with (
+        MetricStore.open(store_url(store), workspace=space.root) as metric_store,
+        progress(err, "Checking event contracts"),
+    ):
+        results = run_events(found, store=metric_store, workspace=space, **options)
+    payloads = [r.to_dict() for r in results]
+    if json_out is not None:
+        _write_json(json_out, payloads[0] if len(payloads) == 1 else {"events": payloads})
+    if json_out != "-":
+        for payload in payloads:
+            print_run(payload)
+            for contract in payload["contracts"]:
+                style = _STYLE.get(contract["outcome"], "")
+                out.print(
+                    f"contract {escape(contract['consumer'])}: [{style}]{contract['outcome']}[/{style}]"
+                    + (f", {len(contract['broken'])} broken: " if contract["broken"] else "")
+                    + escape("; ".join(_broken(b) for b in contract["broken"])),
+                    highlight=False,
+                )
+    failed = [r for r in results if r.state == "system_error"]
+    if failed:
+        sys.stderr.write(f"error: {failed[0].error or 'the run could not measure'}\n")
+        raise typer.Exit(3)
+    if fail_on is not None and any(failing_severities(r, fail_on) for r in results):
+        raise typer.Exit(1)
+
+
+def _broken(item: dict[str, Any]) -> str:
+    """One broken requirement of a contract, in words: ``venue.non_empty 69.41% (baseline 100.00%)``."""
+    shown = {k: "none" if item[k] is None else f"{item[k]:.2%}" for k in ("observed", "baseline")}
+    return f"{item['field']}.{item['requirement']} {shown['observed']} (baseline {shown['baseline']})"
 
 
 def print_run(payload: dict[str, Any], console: Console | None = None) -> None:

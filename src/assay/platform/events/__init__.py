@@ -1,0 +1,1 @@
+"""Event contracts (``kind: EventContract``) and the Event Quality Score (docs/events.md)."""
