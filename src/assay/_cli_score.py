@@ -116,11 +116,13 @@ def print_scores(found: list[Any], clock: Any, console: Any = None) -> None:
 
 
 def _event(name: str, clock: Any, json_out: bool, workspace: Any, store: str | None) -> None:
-    from assay.platform.events.score import event_score
+    from assay.platform.events.score import record_event_score
 
     space, metric_store = _open(workspace, store)
     with metric_store:
-        found = event_score(metric_store, space.root, name, now=clock)
+        # the day's score is kept (the last of a UTC day replaces the others), and the producer
+        # alerted on the second day below the gate
+        found = record_event_score(metric_store, space.root, name, now=clock)
     if json_out:
         sys.stdout.write(json.dumps(found, indent=2) + "\n")
         return
