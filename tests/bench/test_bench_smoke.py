@@ -61,3 +61,20 @@ def test_notify_bench_runs_and_prints_its_ratio(tmp_path: Path) -> None:
         r"^incidents and outbox in a check run \(4 days\): median \d+\.\d%", done.stdout, re.MULTILINE
     )
     assert json.loads(measurements.read_text())["exact"] is True
+
+
+def test_events_bench_runs_and_prints_its_ratios(tmp_path: Path) -> None:
+    measurements = tmp_path / "events.json"
+    args = ["--per-hour", "300", "--consumers", "2", "--runs", "1", "--json", str(measurements)]
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "events.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^ratio assay/hand = \d+\.\d\d \(target <= 1\.3\)$", done.stdout, re.MULTILINE)
+    assert re.search(r"^queries to measure all contracts = 1$", done.stdout, re.MULTILINE)
+    found = json.loads(measurements.read_text())
+    assert found["agree"] is True and found["queries"] == 1 and found["rows"] > 0

@@ -127,7 +127,8 @@ def test_mistakes_in_a_schedule_are_the_documents_mistakes(
     printed = capsys.readouterr().err
     assert "'30 25 * * *' is not a cron expression" in printed
     assert "'Mars/Olympus' is not a time zone" in printed
-    assert "trades.yaml:20:" in printed  # the schedule's line
+    line = next(n for n, text in enumerate(document.read_text().splitlines(), 1) if "schedule:" in text)
+    assert f"trades.yaml:{line}:" in printed  # the schedule's line
     # a pass skips the broken document, says why, and exits 1; another document still runs
     other = world / "checks" / "other.yaml"
     other.write_text(text.replace("name: payments.trades", "name: payments.trades_copy"))

@@ -221,6 +221,7 @@ def test_the_states_of_a_run(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert {(o["outcome"], o["reason"]) for o in quiet["outcomes"]} == {("skipped", "upstream_missing")}
     assert {c["outcome"] for c in quiet["contracts"]} == {"skipped"} and quiet["state"] == "completed"
     assert quiet["metrics"]["row_count"] == 0.0
+    assert quiet["queries"]["measure"] == 2  # an empty window asks the whole source what it is
     # --fail-on: exit 1 when an enforced outcome of that severity failed
     text = world.contracts.read_text().replace("non_empty: true", "non_empty: true, in: [XNYS]")
     world.contracts.write_text(text)

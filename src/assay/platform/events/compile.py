@@ -279,6 +279,8 @@ class WindowMeasurement:
     rows: int
     values: dict[tuple[str, str], float | None]  # (field or "*", metric) -> value
     max_event_time: datetime | None
+    # the records these three count: the window's, or, for a window with no rows, the whole
+    # source's (what tells a quiet window from a source none of whose records is the event)
     source_rows: int
     timed_rows: int
     payload_objects: int
@@ -315,6 +317,7 @@ class EventQuery:
             exp.column("__t", quoted=True),
             exp.column("__i", quoted=True),
             exp.column("__k", quoted=True),
+            exp.alias_(_is_object(payload.copy()), "__obj", quoted=True),
             *(
                 exp.alias_(_get(payload.copy(), name), f"__v{i}", quoted=True)
                 for i, name in enumerate(self.fields)
@@ -363,30 +366,32 @@ class EventQuery:
             value = self._value(self.fields.index(name))
             counted = SHARES[requirement.kind].counts(value, requirement.parameter)
             aggregates.append(exp.alias_(_count(counted), f"__r{j}", quoted=True))
-        measured = exp.select(*aggregates).from_(
+        # what tells a readable window from an unreadable source, over the window's rows (they are
+        # the source's rows whose event time is in it: all timed); a window with no rows asks the
+        # whole source in a second statement (diagnosis), so that the file is read once a window
+        aggregates.extend(
+            [
+                exp.alias_(exp.Count(this=exp.Star()), "__all", quoted=True),
+                exp.alias_(exp.Count(this=exp.column("__t", quoted=True)), "__timed", quoted=True),
+                exp.alias_(_count(exp.column("__obj", quoted=True)), "__objects", quoted=True),
+            ]
+        )
+        return exp.select(*aggregates).from_(
             exp.Subquery(this=typed, alias=exp.TableAlias(this=exp.to_identifier("__typed")))
         )
-        stats = exp.select(
+
+    def diagnosis(self) -> exp.Select:
+        """The statement for a window with no rows: the whole source's records, those with an
+        event time and those whose payload is an object (``__all``, ``__timed``, ``__objects``)."""
+        return exp.select(
             exp.alias_(exp.Count(this=exp.Star()), "__all", quoted=True),
             exp.alias_(exp.Count(this=exp.column("__t", quoted=True)), "__timed", quoted=True),
             exp.alias_(
-                _count(
-                    exp.EQ(
-                        this=exp.func("json_type", payload.copy()), expression=exp.Literal.string("OBJECT")
-                    )
-                ),
+                _count(_is_object(exp.column("__p", quoted=True))),
                 "__objects",
                 quoted=True,
             ),
         ).from_(exp.to_identifier(ROWS, quoted=True))
-        return (
-            exp.select("*")
-            .from_(exp.Subquery(this=measured, alias=exp.TableAlias(this=exp.to_identifier("__m"))))
-            .join(
-                exp.Subquery(this=stats, alias=exp.TableAlias(this=exp.to_identifier("__s"))),
-                join_type="cross",
-            )
-        )
 
     def _value(self, i: int) -> Value:
         return Value(i)
@@ -441,10 +446,18 @@ def _number(value: Any) -> float | None:
 
 
 def measure_window(engine: Engine, query: EventQuery, now: datetime) -> WindowMeasurement:
-    """Send the window's one statement and decode its row. Raises EngineError."""
+    """Send the window's one statement and decode its row; for a window with no rows, a second
+    statement tells a quiet window from an unreadable source. Raises EngineError."""
     table = engine.query(query.statement())
     [row] = table.to_pylist()
+    if not row["__rows"]:
+        [whole] = engine.query(query.diagnosis()).to_pylist()
+        row.update(whole)
     return query.decode(row, now)
+
+
+def _is_object(payload: exp.Expr) -> exp.Expr:
+    return exp.EQ(this=exp.func("json_type", payload), expression=exp.Literal.string("OBJECT"))
 
 
 __all__ = ["SHARES", "TYPE_TESTS", "EventQuery", "WindowMeasurement", "measure_window", "register_source"]
