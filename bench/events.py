@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+
 from _common import table
 
 TARGET = 1.3
