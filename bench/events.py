@@ -60,10 +60,19 @@ event:
 consumer: {{team: team-{n}, tier: {min(n, 3)}}}
 window: {{grain: hour}}
 fields:
-  trade_id: {{present: {{min_rate: {rate}}}, type: {{is: string, min_rate: {rate}}}, non_empty: {{min_rate: {rate}}}}}
-  amount:   {{present: {{min_rate: {rate}}}, type: {{is: decimal, min_rate: {rate}}}, range: {{between: [0, 1.0e9], min_rate: {rate}}}}}
-  currency: {{present: {{min_rate: {rate}}}, in: {{values: [USD, EUR, GBP, JPY], min_rate: {rate}}}}}
-  venue:    {{non_empty: {{min_rate: {rate}}}}}
+  trade_id:
+    present: {{min_rate: {rate}}}
+    type: {{is: string, min_rate: {rate}}}
+    non_empty: {{min_rate: {rate}}}
+  amount:
+    present: {{min_rate: {rate}}}
+    type: {{is: decimal, min_rate: {rate}}}
+    range: {{between: [0, 1.0e9], min_rate: {rate}}}
+  currency:
+    present: {{min_rate: {rate}}}
+    in: {{values: [USD, EUR, GBP, JPY], min_rate: {rate}}}
+  venue:
+    non_empty: {{min_rate: {rate}}}
 severity: error
 """
         )
@@ -83,8 +92,8 @@ SELECT
     count(*) - count(DISTINCT j->>'event_id') AS duplicates,
     quantile_cont(epoch(i) - epoch(t), 0.95) AS latency_p95,
     avg(CASE WHEN p->>'trade_id' IS NOT NULL THEN 1 ELSE 0 END) AS trade_id_present,
-    avg(CASE WHEN p->>'trade_id' IS NULL THEN NULL WHEN json_type(p->'trade_id') = 'VARCHAR' THEN 1 ELSE 0 END)
-        AS trade_id_type,
+    avg(CASE WHEN p->>'trade_id' IS NULL THEN NULL
+             WHEN json_type(p->'trade_id') = 'VARCHAR' THEN 1 ELSE 0 END) AS trade_id_type,
     avg(CASE WHEN trim(p->>'trade_id') <> '' THEN 1 ELSE 0 END) AS trade_id_non_empty,
     avg(CASE WHEN p->>'amount' IS NOT NULL THEN 1 ELSE 0 END) AS amount_present,
     avg(CASE WHEN p->>'amount' IS NULL THEN NULL
@@ -200,14 +209,12 @@ def main() -> int:
             [[k, f"{medians[k]:.3f}", str(len(v))] for k, v in times.items()],
         )
     )
-    print(
-        f"window rows = {rows:,}; file records = {sum(1 for _ in data.open()):,}; contracts = {args.consumers}"
-    )
+    records = sum(1 for _ in data.open())
+    print(f"window rows = {rows:,}; file records = {records:,}; contracts = {args.consumers}")
     print(f"queries to measure all contracts = {queries}")
     print(f"ratio assay/hand = {medians['assay'] / medians['hand']:.2f} (target <= {TARGET})")
-    print(
-        f"ratio apart/assay = {medians['apart'] / medians['assay']:.2f} (one query instead of {args.consumers})"
-    )
+    saving = medians["apart"] / medians["assay"]
+    print(f"ratio apart/assay = {saving:.2f} (one query instead of {args.consumers})")
     if args.json:
         args.json.write_text(
             json.dumps({"medians": medians, "queries": queries, "agree": agree, "rows": rows}, indent=2)
