@@ -393,6 +393,21 @@ routes:
 def test_the_last_window_of_each_day_keeps_that_days_score(feeds: dict[str, Any]) -> None:
     with MetricStore.open(workspace=feeds["healthy"]) as store:
         kept = store.score_history("event", NAME, limit=100)
-    # one score a day, kept by the run of the day's last window (23:00-24:00, run at 00:05)
-    assert [row.day for row in reversed(kept)] == [START + timedelta(days=d) for d in range(1, DAYS + 1)]
+    # one score a day: kept by the first run of the clock's day (the first window's, 01:05 on the
+    # first day; then the run of the day before's last window, 23:00-24:00, at 00:05)
+    assert [row.day for row in reversed(kept)] == [START + timedelta(days=d) for d in range(DAYS + 1)]
     assert kept[0].detail is not None and kept[0].detail["provisional"] is False
+
+
+def test_a_day_whose_first_run_was_lost_is_scored_by_its_next_run(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    feed(root / "events", start=START, days=2, per_hour=12)
+    (root / "checks").mkdir(parents=True)
+    (root / "checks" / "events.yaml").write_text(CONTRACTS)
+    # the runs of the 2nd from 03:00 only: the 00:05 run that keeps a day's score never ran
+    _hours(
+        root, datetime.combine(START + timedelta(days=1), datetime.min.time(), UTC) + timedelta(hours=3), 2
+    )
+    with MetricStore.open(workspace=root) as store:
+        kept = store.score_history("event", NAME, limit=10)
+    assert [row.day for row in kept] == [START + timedelta(days=1)]  # kept by the 04:05 run, once

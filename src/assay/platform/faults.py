@@ -27,6 +27,9 @@ POINTS = (
 )
 """Every crash point, in the order a gate run passes them."""
 
+DECISION_POINTS = ("after-document",)  # accepting a proposal wrote the document, not the decision yet
+"""The crash points of accepting a proposal (:mod:`assay.platform.proposals.decide`)."""
+
 DELIVERY_POINTS = ("after-send",)  # a delivery pass sent a notification and has not recorded it yet
 """The crash points of a delivery pass (:mod:`assay.platform.outbox`)."""
 

@@ -208,13 +208,22 @@ class EventRun:
         finally:
             for engine in self.engines:
                 engine.close()
-        if recording and self.closes_day and result.state == RunState.COMPLETED.value:
-            # the day's last window: the Event Quality Score of the day is kept, and the producer
-            # alerted on the second day below the gate (docs/scores.md, "The producer's alert")
+        if recording and result.state == RunState.COMPLETED.value and self._scores_the_day():
+            # the Event Quality Score of the clock's day is kept, and the producer alerted on the
+            # second day below the gate (docs/scores.md, "The producer's alert")
             from assay.platform.events.score import record_event_score
 
             record_event_score(self.store, self.workspace.root, event.name, now=self.now)
         return result
+
+    def _scores_the_day(self) -> bool:
+        """Whether this run keeps the day's score: the run of the day's last window does, and the
+        first run of a clock's day that has none kept yet (when that run was killed after its
+        commit, or never ran), so that no day goes without its score."""
+        if self.closes_day:
+            return True
+        kept = self.store.score_history("event", self.event.name, limit=1)
+        return not kept or kept[0].day != self.now.astimezone(UTC).date()
 
     # --- measure ---------------------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ def accept(
     a comment above it the proposal's id and numbers; returns the diff of the document. The
     document is written and the decision recorded together, or neither."""
     from assay.lake.writers import write_text
+    from assay.platform.faults import checkpoint
 
     when = at or datetime.now(UTC)
     record = store.proposal(proposal_id)
@@ -56,6 +57,18 @@ def accept(
     )
     metrics = {record.requires["profile"]: record.requires["metrics"]} if record.requires else None
     before = read_text(path, "check document")
+    if _written_already(before, record.expectation, str(path)):
+        # a kill between the document's write and the decision's commit: the document holds the
+        # expectation already; the decision is rolled forward, the document left as it is
+        store.decide_proposal(
+            record.id,
+            "accepted",
+            by=by,
+            at=when,
+            document=str(path),
+            detail={"diff": "", "rolled_forward": True},
+        )
+        return Accepted(store.proposal(record.id), path, "")
     after = edited_text(
         before, [expectation], metrics, comments={expectation["id"]: comment}, filename=str(path)
     )
@@ -65,7 +78,23 @@ def accept(
             record.id, "accepted", by=by, at=when, document=str(path), detail={"diff": diff}
         )
         write_text(path, after)
+        checkpoint("after-document")  # the document written, the decision not committed yet
     return Accepted(store.proposal(record.id), path, diff)
+
+
+def _written_already(text: str, expectation: dict[str, Any], filename: str) -> bool:
+    """Whether the document ``text`` holds ``expectation`` already (its id, with the same rule or
+    metric and condition): what an accept killed after writing the document left. The same id
+    with another check is the user's own expectation: ``edited_text`` refuses it."""
+    from assay.platform.checks.document import parse_document
+
+    document = parse_document(text, filename=filename)
+    found = next((e for e in document.expectations if e.id == expectation.get("id")), None)
+    return found is not None and (found.rule, found.metric, found.expect) == (
+        expectation.get("rule"),
+        expectation.get("metric"),
+        expectation.get("expect"),
+    )
 
 
 def reject(store: Any, proposal_id: str, *, by: str, why: str, at: datetime | None = None) -> ProposalRecord:
