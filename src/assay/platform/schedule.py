@@ -84,17 +84,47 @@ class Due:
     at: date  # the tick's date in the schedule's time zone: the run's logical date
 
     @property
+    def dataset(self) -> str:
+        return self.scheduled.document.dataset.name
+
+    @property
     def expectations(self) -> list[str]:
         """The ids of the document's expectations that read this profile."""
         document = self.scheduled.document
         return [e.id for e in document.expectations if document.expectation_profile(e).id == self.profile]
 
 
+@dataclass(frozen=True)
+class ScheduledEvent:
+    """An event of the workspace's contracts whose window has a ``schedule``."""
+
+    name: str  # how the store keys its ticks: its first contract file (relative) and the event's name
+    path: Path  # its first contract file
+    spec: Any  # assay.platform.events.event.EventSpec
+
+
+@dataclass(frozen=True)
+class DueEvent:
+    """An event's tick that a pass found due: it runs the last complete window before the tick."""
+
+    scheduled: ScheduledEvent
+    profile: str  # "window"
+    schedule: str
+    timezone: str
+    tick: datetime  # UTC
+    at: date  # the window's date (UTC)
+    window: datetime  # the window's start (UTC)
+
+    @property
+    def dataset(self) -> str:
+        return str(self.scheduled.spec.name)
+
+
 @dataclass
 class Started:
     """What a pass did with one due tick."""
 
-    due: Due
+    due: Due | DueEvent
     claimed: bool  # False: another scheduler had taken the tick
     state: str | None = None  # the run's state: completed, config_error, system_error
     run_id: str | None = None
@@ -104,7 +134,7 @@ class Started:
     def to_dict(self) -> dict[str, Any]:
         return {
             "document": self.due.scheduled.name,
-            "dataset": self.due.scheduled.document.dataset.name,
+            "dataset": self.due.dataset,
             "profile": self.due.profile,
             "schedule": self.due.schedule,
             "timezone": self.due.timezone,
@@ -148,7 +178,11 @@ def scheduled_documents(workspace: Workspace) -> tuple[list[Scheduled], list[str
     folder = workspace.root / "checks"
     found: list[Scheduled] = []
     problems: list[str] = []
+    from assay.platform.checks.document import is_check_document
+
     for path in sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")]):
+        if not is_check_document(path):
+            continue  # another kind of file (an event contract, a profile configuration): not read here
         try:
             raw = yaml.safe_load(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
@@ -184,12 +218,59 @@ def due(documents: list[Scheduled], last: dict[tuple[str, str], datetime], now: 
                 yield Due(scheduled, profile.id, profile.schedule, profile.timezone, tick, at)
 
 
-def earliest_next(documents: list[Scheduled], now: datetime) -> datetime | None:
-    """The first tick of any scheduled profile after ``now``."""
+def earliest_next(
+    documents: list[Scheduled], now: datetime, events: list[ScheduledEvent] | None = None
+) -> datetime | None:
+    """The first tick of any scheduled profile or event after ``now``."""
     ticks = [
         next_tick(p.schedule, p.timezone, now) for s in documents for p in s.document.profiles if p.schedule
     ]
+    ticks.extend(next_tick(e.spec.schedule, e.spec.timezone, now) for e in events or [])
     return min(ticks) if ticks else None
+
+
+EVENT_PROFILE = "window"
+"""The profile name an event's ticks are kept under (the store keys ticks by document and profile)."""
+
+
+def scheduled_events(workspace: Workspace) -> tuple[list[ScheduledEvent], list[str]]:
+    """The events of the workspace's contracts (``checks/*.yaml`` of ``kind: EventContract``)
+    whose window has a ``schedule``, and the mistakes that kept them from being read: contracts
+    are read together (one event's contracts may be in several files), so a mistake in one
+    skips the events until it is fixed; the table documents still run."""
+    from assay.platform.events.event import events, workspace_contracts
+
+    try:
+        found = events(workspace_contracts(workspace.root))
+    except AssayError as error:
+        return [], [line for line in str(error).splitlines() if line.strip()]
+    out = []
+    for spec in found.values():
+        if spec.schedule:
+            first = spec.contracts[0].file
+            path = Path(first)
+            try:
+                relative = path.resolve().relative_to(workspace.root.resolve()).as_posix()
+            except ValueError:
+                relative = path.as_posix()
+            out.append(ScheduledEvent(f"{relative}#{spec.name}", path, spec))
+    return out, []
+
+
+def due_events(
+    scheduled: list[ScheduledEvent], last: dict[tuple[str, str], datetime], now: datetime
+) -> Iterator[DueEvent]:
+    """The events' ticks due at ``now``: per event, its latest tick, when later than the last
+    claimed; each runs the last complete window before its tick."""
+    from assay.platform.events.runner import window_start
+
+    for item in scheduled:
+        spec = item.spec
+        tick = latest_tick(spec.schedule, spec.timezone, now)
+        claimed = last.get((item.name, EVENT_PROFILE))
+        if claimed is None or tick > claimed:
+            window = window_start(None, tick, spec.grain)
+            yield DueEvent(item, EVENT_PROFILE, spec.schedule, spec.timezone, tick, window.date(), window)
 
 
 def run_pass(
@@ -292,9 +373,51 @@ def _pass(
             run_id=started.run_id,
             message=started.message,
         )
-    done.next_tick = earliest_next(documents, now)
+    timed_events, event_problems = scheduled_events(workspace)
+    done.problems.extend(event_problems)
+    for event in due_events(timed_events, store.last_ticks(), now):
+        _run_event(workspace, store, now, event, done, on_start)
+    done.next_tick = earliest_next(documents, now, timed_events)
     done.delivery = deliver(workspace, store, now, done.problems)
     return done
+
+
+def _run_event(
+    workspace: Workspace,
+    store: MetricStore,
+    now: datetime,
+    item: DueEvent,
+    done: Pass,
+    on_start: Callable[[Any], None] | None,
+) -> None:
+    """Claim an event's due tick and run its window, in this process (the queue carries table
+    documents' ticks; an event's window is one query)."""
+    from assay.platform.events.runner import run_event
+
+    claimed = store.claim_tick(item.scheduled.name, item.profile, item.tick, item.at, item.dataset)
+    started = Started(item, claimed)
+    done.started.append(started)
+    if not claimed:
+        return
+    if on_start is not None:
+        on_start(item)
+    try:
+        result = run_event(item.scheduled.spec, at=item.window, now=now, store=store, workspace=workspace)
+    except AssayError as error:
+        started.state = "config_error" if error.exit_code == 2 else "system_error"
+        started.message = str(error)
+    else:
+        started.state, started.run_id = result.state, result.run_id
+        started.summary = dict(result.summary)
+        started.message = result.error
+    store.finish_tick(
+        item.scheduled.name,
+        item.profile,
+        item.tick,
+        state=started.state,
+        run_id=started.run_id,
+        message=started.message,
+    )
 
 
 def deliver(workspace: Workspace, store: MetricStore, now: datetime, problems: list[str]) -> Any:

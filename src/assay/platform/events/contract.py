@@ -80,6 +80,33 @@ class Consumer(_Strict):
 
 class Window(_Strict):
     grain: Literal["hour", "day"] = "hour"
+    # when `assay run --due` runs the event: each tick of this cron expression (read in
+    # `timezone`) runs the last complete window before it; without it, the event is not scheduled
+    schedule: str | None = None
+    timezone: str = "UTC"
+
+    @field_validator("schedule")
+    @classmethod
+    def _schedule(cls, value: str | None) -> str | None:
+        from croniter import croniter
+
+        if value is not None and not croniter.is_valid(value):
+            raise ValueError(
+                f"'{value}' is not a cron expression: five fields, minute hour day-of-month month "
+                'day-of-week ("5 * * * *" is five past every hour)'
+            )
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"'{value}' is not a time zone: use an IANA name such as Europe/Paris") from None
+        return value
 
     @property
     def seconds(self) -> int:

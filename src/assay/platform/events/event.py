@@ -101,6 +101,19 @@ def check_together(loaded: Sequence[Loaded]) -> list[Problem]:
                         f"{first.contract.window.grain} at {where}: one event has one window",
                     )
                 )
+            mine, theirs = other.contract.window, first.contract.window
+            if (
+                mine.schedule is not None
+                and theirs.schedule is not None
+                and ((mine.schedule, mine.timezone) != (theirs.schedule, theirs.timezone))
+            ):
+                problems.append(
+                    other.problem(
+                        ("window", "schedule"),
+                        f"event {name}: schedule {mine.schedule!r} ({mine.timezone}) here and "
+                        f"{theirs.schedule!r} ({theirs.timezone}) at {where}: one event runs on one schedule",
+                    )
+                )
         for key in _MERGED:
             given = [
                 (i, getattr(i.contract.event, key))
@@ -149,6 +162,8 @@ class EventSpec:
     tier: int  # declared, else the most critical consumer's, else 3
     tags: tuple[str, ...]
     contracts: tuple[Loaded, ...]
+    schedule: str | None = None  # when `assay run --due` runs it (cron, in `timezone`)
+    timezone: str = "UTC"
 
     @property
     def seconds(self) -> int:
@@ -200,6 +215,8 @@ def events(loaded: Sequence[Loaded]) -> dict[str, EventSpec]:
             ingest_time=first.event.ingest_time,
             payload=first.event.payload,
             grain=first.window.grain,
+            schedule=next((i.contract.window.schedule for i in items if i.contract.window.schedule), None),
+            timezone=next((i.contract.window.timezone for i in items if i.contract.window.schedule), "UTC"),
             producer=merged("producer"),
             description=merged("description"),
             tier=declared if declared is not None else min(tiers, default=3),
