@@ -62,3 +62,20 @@ def test_a_broken_contract_file_is_a_problem_of_the_pass_not_its_end(
     code, found = due(world, "2026-11-02T10:07:00Z", capsys)
     assert code == 1 and found["runs"] == []
     assert any("is not a cron expression" in p for p in found["problems"])  # type: ignore[union-attr]
+
+
+def test_contracts_outside_the_workspace_run_and_keep_the_days_score(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "elsewhere"
+    feed(data / "events", start=date(2026, 11, 2), days=1, per_hour=12)
+    contracts = write_contracts(data / "checks", "../events/*.jsonl")
+    workspace = tmp_path / "ws"  # its checks/ folder holds no contract
+    code = assay(
+        "check", "run", str(contracts), "--at", "2026-11-02T10:00", "--now", "2026-11-02T11:05:00Z",
+        "--workspace", str(workspace), "--json", "-",
+    )  # fmt: skip
+    assert code == 0 and json.loads(capsys.readouterr().out)["state"] == "completed"
+    with MetricStore.open(workspace=workspace) as store:
+        [kept] = store.score_history("event", "trade_executed.v3")
+    assert kept.day == date(2026, 11, 2)

@@ -213,7 +213,10 @@ class EventRun:
             # second day below the gate (docs/scores.md, "The producer's alert")
             from assay.platform.events.score import record_event_score
 
-            record_event_score(self.store, self.workspace.root, event.name, now=self.now)
+            # scored from the contracts this run read (they may live outside the workspace)
+            record_event_score(
+                self.store, self.workspace.root, event.name, now=self.now, contracts=list(event.contracts)
+            )
         return result
 
     def _scores_the_day(self) -> bool:
