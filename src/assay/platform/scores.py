@@ -154,13 +154,13 @@ def subjects(workspace: Path, store: Any, names: Sequence[str] = ()) -> list[Sub
 
 def _event_names(path: Path) -> set[str]:
     """The events an EventContract file names (read cheaply; never fails)."""
-    import re
+    from assay.platform.events.document import is_event_contract
 
+    if not is_event_contract(path):
+        return set()
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        return set()
-    if not re.search(r"^kind:\s*['\"]?EventContract['\"]?\s*(#.*)?$", text, re.MULTILINE):
         return set()
     import yaml
 

@@ -216,6 +216,29 @@ class MetricSpec:
         return self.kind if self.column is None else f"{self.kind}({self.column})"
 
 
+def check_schedule(value: str | None, example: str) -> str | None:
+    """``value`` if it is a cron expression (or None); else a ValueError that shows ``example``."""
+    from croniter import croniter
+
+    if value is not None and not croniter.is_valid(value):
+        raise ValueError(
+            f"'{value}' is not a cron expression: five fields, minute hour day-of-month month "
+            f"day-of-week ({example})"
+        )
+    return value
+
+
+def check_timezone(value: str) -> str:
+    """``value`` if it names an IANA time zone; else a ValueError."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"'{value}' is not a time zone: use an IANA name such as Europe/Paris") from None
+    return value
+
+
 class Profile(_Strict):
     id: str
     slice: Slice | None = None
@@ -236,25 +259,12 @@ class Profile(_Strict):
     @field_validator("schedule")
     @classmethod
     def _schedule(cls, value: str | None) -> str | None:
-        from croniter import croniter
-
-        if value is not None and not croniter.is_valid(value):
-            raise ValueError(
-                f"'{value}' is not a cron expression: five fields, minute hour day-of-month month "
-                'day-of-week ("30 6 * * *" is 06:30 every day)'
-            )
-        return value
+        return check_schedule(value, '"30 6 * * *" is 06:30 every day')
 
     @field_validator("timezone")
     @classmethod
     def _timezone(cls, value: str) -> str:
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"'{value}' is not a time zone: use an IANA name such as Europe/Paris") from None
-        return value
+        return check_timezone(value)
 
     def spec(self, key: str) -> MetricSpec | None:
         """The declared metric named ``key`` (``null_rate(fee)``), or None."""

@@ -88,25 +88,16 @@ class Window(_Strict):
     @field_validator("schedule")
     @classmethod
     def _schedule(cls, value: str | None) -> str | None:
-        from croniter import croniter
+        from assay.platform.checks.document import check_schedule
 
-        if value is not None and not croniter.is_valid(value):
-            raise ValueError(
-                f"'{value}' is not a cron expression: five fields, minute hour day-of-month month "
-                'day-of-week ("5 * * * *" is five past every hour)'
-            )
-        return value
+        return check_schedule(value, '"5 * * * *" is five past every hour')
 
     @field_validator("timezone")
     @classmethod
     def _timezone(cls, value: str) -> str:
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+        from assay.platform.checks.document import check_timezone
 
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"'{value}' is not a time zone: use an IANA name such as Europe/Paris") from None
-        return value
+        return check_timezone(value)
 
     @property
     def seconds(self) -> int:

@@ -30,7 +30,7 @@ from assay.engine import Engine, EngineError
 from assay.errors import ConfigError, PlatformError
 from assay.judge import dynamic
 from assay.platform.checks import conditions
-from assay.platform.checks.runner import Attempt, CheckResult, _finite, parse_at, summarize
+from assay.platform.checks.runner import Attempt, CheckResult, _finite, _outcome, parse_at, summarize
 from assay.platform.events.compile import EventQuery, WindowMeasurement, measure_window, register_source
 from assay.platform.events.contract import GRAINS, Contract, Requirement, baseline_condition
 from assay.platform.events.document import Loaded
@@ -574,17 +574,6 @@ def _key(name: str, metric: str) -> MetricKey:
 
 def _percent(value: float) -> str:
     return f"{value * 100:.4g}%"
-
-
-def _outcome(
-    item: dict[str, Any], outcome: Outcome, owner: str | None, message: str, *, reason: str | None = None
-) -> dict[str, Any]:
-    out = dict(item)
-    out["outcome"] = outcome.value
-    out["owner"] = owner
-    out["message"] = message
-    out["reason"] = reason
-    return out
 
 
 def _notify_config(workspace: Workspace) -> Any:
