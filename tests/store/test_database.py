@@ -42,6 +42,10 @@ TABLES = {
     "proposals",
     "proposal_events",
     "reads",
+    "users",
+    "web_sessions",
+    "login_codes",
+    "audit",
 }
 MAY_1 = datetime(2024, 5, 1, tzinfo=UTC)
 

@@ -29,6 +29,7 @@ from sqlalchemy.exc import DBAPIError
 
 from assay.errors import ConfigError, PlatformError
 from assay.store import schema
+from assay.store.browse import BrowseRecords
 from assay.store.checks import CheckRecords
 from assay.store.database import describe_error, display_url, open_database, store_url
 from assay.store.incidents import IncidentRecords
@@ -44,10 +45,18 @@ from assay.store.records import (
 )
 from assay.store.schedules import ScheduleRecords
 from assay.store.scores import ScoreRecords
+from assay.store.users import UserRecords
 
 
 class MetricStore(
-    ProfileRecords, CheckRecords, ScheduleRecords, IncidentRecords, ScoreRecords, ProposalRecords
+    ProfileRecords,
+    CheckRecords,
+    ScheduleRecords,
+    IncidentRecords,
+    ScoreRecords,
+    ProposalRecords,
+    UserRecords,
+    BrowseRecords,
 ):
     """Keeps every metric assay measures, keyed by dataset, load and :class:`MetricKey`.
 

@@ -6,10 +6,10 @@ Constraint and index names follow :data:`NAMING_CONVENTION` so that later migrat
 them on both backends.
 
 >>> sorted(metadata.tables)  # doctest: +NORMALIZE_WHITESPACE
-['certifications', 'check_outcomes', 'datasets', 'decision_sources', 'decisions',
- 'incident_events', 'incidents', 'judgements', 'load_columns', 'load_values', 'loads', 'metrics',
- 'notifications', 'outcomes', 'proposal_events', 'proposals', 'reads', 'run_stages', 'runs',
- 'schedule_ticks', 'scores', 'value_sets']
+['audit', 'certifications', 'check_outcomes', 'datasets', 'decision_sources', 'decisions',
+ 'incident_events', 'incidents', 'judgements', 'load_columns', 'load_values', 'loads', 'login_codes',
+ 'metrics', 'notifications', 'outcomes', 'proposal_events', 'proposals', 'reads', 'run_stages',
+ 'runs', 'schedule_ticks', 'scores', 'users', 'value_sets', 'web_sessions']
 """
 
 from __future__ import annotations
@@ -477,4 +477,61 @@ reads = sa.Table(
     sa.Column("at", UTCDateTime, nullable=False),
     sa.Column("detail", sa.JSON(none_as_null=True)),
     sa.Index(None, "dataset_id", "at"),
+)
+
+
+# --- users, sessions and the audit trail (migration 0009) ---------------------------------------
+
+# The people of the web control plane. A token is shown once and kept as its SHA-256: tokens are
+# 256 random bits, so a fast hash is as safe as a slow one and a lookup by hash is one index read.
+users = sa.Table(
+    "users",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.String(100), nullable=False, unique=True),
+    sa.Column("role", sa.String(20), nullable=False),
+    sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
+    sa.Column("created_at", UTCDateTime, nullable=False, default=utcnow),
+    sa.Column("created_by", sa.String(200)),
+    sa.Column("disabled_at", UTCDateTime),
+)
+
+# A browser's session: the cookie holds a random id, the store its hash and the CSRF token that
+# every form of the session must send back.
+web_sessions = sa.Table(
+    "web_sessions",
+    metadata,
+    sa.Column("id_hash", sa.String(64), primary_key=True),
+    sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id"), nullable=False),
+    sa.Column("csrf", sa.String(64), nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False, default=utcnow),
+    sa.Column("expires_at", UTCDateTime, nullable=False),
+)
+
+# A one-time login link's code (``assay serve`` on a workspace with no users, ``assay users link``).
+login_codes = sa.Table(
+    "login_codes",
+    metadata,
+    sa.Column("code_hash", sa.String(64), primary_key=True),
+    sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id"), nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False, default=utcnow),
+    sa.Column("expires_at", UTCDateTime, nullable=False),
+    sa.Column("used_at", UTCDateTime),
+)
+
+# Every write made through the web interface, the API or ``assay users``: who, when, what
+# (``action``, e.g. check.save or incident.resolve), on what (``target``), with its detail (a
+# saved document's diff, a resolution's cause).
+audit = sa.Table(
+    "audit",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("at", UTCDateTime, nullable=False),
+    sa.Column("by", sa.String(200), nullable=False),
+    sa.Column("action", sa.String(40), nullable=False),
+    sa.Column("target", sa.Text, nullable=False),
+    sa.Column("dataset", sa.String(200)),
+    sa.Column("detail", sa.JSON(none_as_null=True)),
+    sa.Index(None, "at"),
+    sa.Index(None, "dataset", "at"),
 )
