@@ -44,7 +44,7 @@ from ruamel.yaml.error import YAMLError
 from assay.errors import ConfigError
 from assay.platform.checks.document import _specs, parse_document, read_text
 
-__all__ = ["add_expectations", "edited_text"]
+__all__ = ["add_expectations", "edited_text", "expectation_text"]
 
 
 def add_expectations(
@@ -116,9 +116,11 @@ def edited_text(
     *,
     comments: Mapping[str, str] | None = None,
     filename: str = "<document>",
+    replacing: str | None = None,
 ) -> str:
     """The document ``text`` with ``expectations`` and ``metrics`` added (see
-    :func:`add_expectations`), checked with ``parse_document``; nothing is written."""
+    :func:`add_expectations`), checked with ``parse_document``; nothing is written. With
+    ``replacing``, the first expectation takes the place of the one with that id (an edit)."""
     parse_document(text, filename=filename)  # a broken document is reported as it stands
     yaml = _yaml(text)
     try:
@@ -134,6 +136,24 @@ def edited_text(
     if not listed:
         listed.fa.set_block_style()
     known = {item.get("id") for item in listed if isinstance(item, Mapping)}
+    if replacing is not None:
+        if not expectations:
+            raise ConfigError(f"{filename}: nothing to replace expectation '{replacing}' with")
+        place = next(
+            (i for i, item in enumerate(listed) if isinstance(item, Mapping) and item.get("id") == replacing),
+            None,
+        )
+        if place is None:
+            raise ConfigError(f"{filename}: no expectation '{replacing}' to edit")
+        first, *expectations = expectations
+        known.discard(replacing)
+        eid = first.get("id")
+        if not isinstance(eid, str) or not eid:
+            raise ConfigError(f"{filename}: an edited expectation needs an id")
+        if eid in known:
+            raise ConfigError(f"{filename}: the document has an expectation '{eid}' already")
+        known.add(eid)
+        _update(listed[place], first)
     for expectation in expectations:
         eid = expectation.get("id")
         if not isinstance(eid, str) or not eid:
@@ -152,6 +172,40 @@ def edited_text(
     edited = out.getvalue()
     parse_document(edited, filename=filename)  # the edit must leave a valid document
     return edited
+
+
+def _update(node: Any, wanted: Mapping[str, Any]) -> None:
+    """Make the mapping ``node`` hold ``wanted``, changing only what differs: a value left as it
+    was keeps its quotes and its comments."""
+    for key in [k for k in node if k not in wanted]:
+        del node[key]
+    for key, value in wanted.items():
+        if key not in node or _plain(node[key]) != _plain(value):
+            node[key] = _flow(value)
+
+
+def expectation_text(text: str, expectation_id: str, *, filename: str = "<document>") -> str:
+    r"""The expectation ``expectation_id`` of a document as its author wrote it (quotes and
+    comments kept), as a YAML mapping of its own: what an edit starts from.
+
+    >>> doc = "kind: DatasetChecks\nexpectations:\n  - id: fresh\n    expect: \"<= 6 hours\"\n"
+    >>> print(expectation_text(doc, "fresh"), end="")
+    id: fresh
+    expect: "<= 6 hours"
+    """
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    try:
+        root = yaml.load(text)
+    except YAMLError as error:
+        raise ConfigError(f"{filename}: not valid YAML: {error}") from None
+    for item in (root or {}).get("expectations") or ():
+        if isinstance(item, Mapping) and item.get("id") == expectation_id:
+            out = io.StringIO()
+            yaml.dump(item, out)
+            return out.getvalue()
+    raise ConfigError(f"{filename}: no expectation '{expectation_id}'")
 
 
 def _add_metrics(root: Any, profile_id: str, entries: Sequence[Any], filename: str) -> None:
