@@ -688,24 +688,25 @@ def _decide(
     import getpass
 
     from assay._render import decision_dict
-    from assay.gate.holds import release
+    from assay.platform.decisions import decide
     from assay.store import MetricStore
 
     options.check(decision_id)
     space = Workspace(workspace)
     space.ensure()
     who = by or os.environ.get("ASSAY_USER") or getpass.getuser()
-    lines: list[str] = []
     with MetricStore.open(store_url(store), workspace=space.root) as metric_store:
-        if decision_id is not None:
-            decided = [metric_store.decide(decision_id, status, by=who, note=note)]
-        else:
-            assert options.dataset is not None
-            decided = metric_store.decide_all(
-                options.dataset, status, by=who, column=options.column, note=note
-            )
-        for decision in decided:
-            lines += release(space, metric_store, decision)
+        taken = decide(
+            space,
+            metric_store,
+            status,
+            by=who,
+            decision_id=decision_id,
+            dataset=None if decision_id is not None else options.dataset,
+            column=options.column,
+            note=note,
+        )
+    decided, lines = taken.decisions, taken.released
     if json_out:
         payload: dict[str, Any] = {"decisions": [decision_dict(d) for d in decided], "released": lines}
         if decision_id is not None:
@@ -866,17 +867,32 @@ def demo(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print what each part of the demo did as JSON, not the story.")
     ] = False,
+    serve: Annotated[
+        bool,
+        typer.Option(
+            "--serve", help="Then serve the demo's workspace in the web control plane (until Ctrl-C)."
+        ),
+    ] = False,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="With --serve: the port to listen on.")] = 8000,
 ) -> None:
     """Run the sample ruleset on the sample orders shipped with assay and show the outcomes."""
     from assay.demo import run_demo
+    from assay.demo.orders import CLOCK
 
     # With --json the story is not printed: stdout holds the one JSON object, progress is on stderr.
     # Either way the story is recorded and kept in the workspace as story.txt, to read again.
     story = Console(file=io.StringIO(), width=100, record=True) if json_out else Console(record=True)
     done = run_demo(story, workspace or Path("assay-demo"), status=err)
+    command = f"assay serve --workspace {done['workspace']} --now {CLOCK} --port {port}"
+    story.print(f"\nSee it all in a browser: {command}", highlight=False, markup=False)
+    done["serve"] = {"command": command, "url": f"http://127.0.0.1:{port}/", "now": CLOCK}
     (Path(done["workspace"]) / "story.txt").write_text(story.export_text(styles=False))
     if json_out:
         _write_json("-", done)
+    if serve:
+        from assay._cli_web import serve_workspace
+
+        serve_workspace(Path(done["workspace"]), None, port=port, now=CLOCK)
 
 
 def main() -> None:
@@ -915,6 +931,7 @@ def _register_check_app() -> None:
     from assay._cli_proposals import proposals_app, propose_command
     from assay._cli_schedule import run_due, scheduler, worker
     from assay._cli_score import certify, score
+    from assay._cli_web import serve, users_app
 
     app.add_typer(check_app, name="check")
     app.add_typer(notify_app, name="notify")
@@ -926,6 +943,8 @@ def _register_check_app() -> None:
     app.command("certify")(certify)
     app.command("propose")(propose_command)
     app.add_typer(proposals_app, name="proposals")
+    app.command("serve")(serve)
+    app.add_typer(users_app, name="users")
 
 
 _register_check_app()

@@ -1,0 +1,226 @@
+"""The catalog: every dataset and event the workspace knows, each with its score and its parts,
+tier, owners, badge, open incidents, freshness and last run; filtered, sorted, cut into pages,
+and rolled up by tag and by schema.
+
+Scores are computed at the plane's clock from stored outcomes, as ``assay score`` computes them
+(docs/scores.md), without keeping them: reading a page never writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from assay.errors import ConfigError
+from assay.web.paging import Page
+from assay.web.plane import Plane
+
+KINDS = ("dataset", "event")
+
+
+def subjects(plane: Plane) -> list[Any]:
+    """Every dataset to list: those with a check document and those the store knows, events left
+    out (they have their own entries), as :func:`assay.platform.scores.subjects` finds them."""
+    from assay.platform.scores import Subject
+
+    documents = plane.check_documents()
+    events = set(plane.events())
+    found = {name: Subject(name, document, path) for name, (path, document) in documents.items()}
+    for name in plane.store.dataset_names():
+        if name not in found and name not in events:
+            found[name] = Subject(name)
+    return [found[n] for n in sorted(found)]
+
+
+def subject(plane: Plane, name: str) -> Any:
+    """The dataset called ``name`` (a :class:`NotFound` when the workspace knows none)."""
+    from assay.web.plane import NotFound
+
+    for s in subjects(plane):
+        if s.name == name:
+            return s
+    raise NotFound(f"no dataset {name!r}")
+
+
+def dataset_entry(plane: Plane, s: Any, score: Any, activity: Any, now: datetime) -> dict[str, Any]:
+    """One dataset as the catalog lists it."""
+    document = s.document
+    owners = document.dataset.owners if document is not None else None
+    badges = plane.store.badge_history(s.name)
+    return {
+        "name": s.name,
+        "kind": "dataset",
+        "description": None if document is None else document.dataset.description,
+        "score": _score_parts(score),
+        "tier": s.tier,
+        "owners": {"team": owners.team, "contact": owners.contact}
+        if owners
+        else {"team": None, "contact": None},
+        "tags": list(s.tags),
+        "schema": s.schema,
+        "badge": badges[-1].badge if badges else None,
+        "open_incidents": activity.open_incidents if activity else 0,
+        "freshness": _freshness(activity, now),
+        "last_run": _last_run(activity),
+        "expectations": 0 if document is None else len(document.expectations),
+        "document": None if s.path is None else plane.relative(s.path),
+    }
+
+
+def event_entry(plane: Plane, event: Any, activity: Any, now: datetime) -> dict[str, Any]:
+    """One event as the catalog lists it, with its Event Quality Score."""
+    from assay.platform.events.score import event_score
+
+    found = event_score(plane.store, plane.root, event.name, now=now, contracts=_contracts(plane))
+    return {
+        "name": event.name,
+        "kind": "event",
+        "description": event.description,
+        "score": {"score": found["score"], "health": None, "enrichment": None, "importance": None},
+        "tier": event.tier,
+        "owners": {"team": event.producer, "contact": None},
+        "tags": list(event.tags),
+        "schema": event.name.rsplit(".", 1)[0] if "." in event.name else "(none)",
+        "badge": None,
+        "open_incidents": activity.open_incidents if activity else 0,
+        "freshness": _freshness(activity, now),
+        "last_run": _last_run(activity),
+        "expectations": sum(len(i.contract.requirements()) for i in event.contracts),
+        "document": plane.relative(event.contracts[0].file) if event.contracts else None,
+        "gate": found["gate"],
+        "below_gate": found["below_gate"],
+    }
+
+
+def catalog(
+    plane: Plane,
+    *,
+    q: str | None = None,
+    kind: str | None = None,
+    tier: int | None = None,
+    tag: str | None = None,
+    owner: str | None = None,
+    badge: str | None = None,
+    sort: str = "name",
+    descending: bool = False,
+    page: Page | None = None,
+) -> dict[str, Any]:
+    """The catalog's JSON: a page of entries, the filters applied, and the rollups of every
+    dataset (not only the page's) by tag and by schema."""
+    from assay.platform.scores import rollup, score_dataset
+
+    if sort not in SORTS:
+        raise ConfigError(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
+    if kind is not None and kind not in KINDS:
+        raise ConfigError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    page = page or Page()
+    now = plane.clock()
+    activity = plane.store.activity()
+    found = subjects(plane)
+    scores = [score_dataset(s, plane.store, now=now) for s in found]
+    entries = [
+        dataset_entry(plane, s, sc, activity.get(s.name), now) for s, sc in zip(found, scores, strict=True)
+    ]
+    for event in plane.events().values():
+        entries.append(event_entry(plane, event, activity.get(event.name), now))
+    chosen = [e for e in entries if _matches(e, q, kind, tier, tag, owner, badge)]
+    chosen.sort(key=_sort_key(sort), reverse=descending)
+    out = page.wrap(page.cut(chosen), total=len(chosen))
+    out["filters"] = {
+        "q": q,
+        "kind": kind,
+        "tier": tier,
+        "tag": tag,
+        "owner": owner,
+        "badge": badge,
+        "sort": sort,
+        "descending": descending,
+    }
+    out["tags"] = sorted({t for e in entries for t in e["tags"]})
+    out["owners"] = sorted({e["owners"]["team"] for e in entries if e["owners"]["team"]})
+    out["rollups"] = {"tag": rollup(scores, "tag"), "schema": rollup(scores, "schema")}
+    out["now"] = now.isoformat()
+    return out
+
+
+def _score_parts(score: Any) -> dict[str, Any]:
+    return {
+        "score": score.score,
+        "health": score.health,
+        "enrichment": score.enrichment,
+        "importance": score.importance,
+    }
+
+
+def _freshness(activity: Any, now: datetime) -> dict[str, Any]:
+    if activity is None or activity.last_loaded_at is None:
+        return {"last_load": None, "loaded_at": None, "age_hours": None}
+    age = (now - activity.last_loaded_at).total_seconds() / 3600
+    return {
+        "last_load": None if activity.last_load_date is None else activity.last_load_date.isoformat(),
+        "loaded_at": activity.last_loaded_at.isoformat(),
+        "age_hours": round(max(age, 0.0), 1),
+    }
+
+
+def _last_run(activity: Any) -> dict[str, Any] | None:
+    if activity is None or activity.last_run is None:
+        return None
+    run = activity.last_run.to_dict()
+    return {k: run[k] for k in ("id", "kind", "state", "started_at", "finished_at", "at")}
+
+
+def _contracts(plane: Plane) -> Sequence[Any]:
+    """Every contract of the workspace, as the event score reads them (the files are parsed once)."""
+    return [c for e in plane.events().values() for c in e.contracts]
+
+
+def _matches(
+    entry: dict[str, Any],
+    q: str | None,
+    kind: str | None,
+    tier: int | None,
+    tag: str | None,
+    owner: str | None,
+    badge: str | None,
+) -> bool:
+    if q:
+        words = q.lower().split()
+        text = " ".join(
+            str(x or "")
+            for x in (entry["name"], entry["description"], entry["owners"]["team"], " ".join(entry["tags"]))
+        ).lower()
+        if not all(w in text for w in words):
+            return False
+    if kind and entry["kind"] != kind:
+        return False
+    if tier is not None and entry["tier"] != tier:
+        return False
+    if tag and tag not in entry["tags"]:
+        return False
+    if owner and entry["owners"]["team"] != owner:
+        return False
+    return not (badge and (entry["badge"] or "none") != badge)
+
+
+def _age(entry: dict[str, Any]) -> float:
+    age = entry["freshness"]["age_hours"]
+    return float("inf") if age is None else float(age)
+
+
+# How each sort orders the entries (ties by name).
+_SORT_KEYS: dict[str, Any] = {
+    "name": lambda e: (),
+    "score": lambda e: (e["score"]["score"],),
+    "tier": lambda e: (99 if e["tier"] is None else e["tier"],),
+    "incidents": lambda e: (e["open_incidents"],),
+    "last_run": lambda e: ((e["last_run"] or {}).get("started_at") or "",),
+    "freshness": lambda e: (_age(e),),
+}
+SORTS = tuple(_SORT_KEYS)
+
+
+def _sort_key(sort: str) -> Any:
+    first = _SORT_KEYS[sort]
+    return lambda entry: (*first(entry), entry["name"])

@@ -1,0 +1,801 @@
+"""The server-rendered pages: each one draws the JSON its API route returns (the same read model)
+with a Jinja2 template; forms post back here, carry the session's CSRF token, and answer with a
+redirect (or, for the check editor, the page with its result). htmx enhances some of them (a
+filter that updates as you type, a dry run shown in place); every page works without scripts.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+from urllib.parse import quote, urlencode
+
+from fastapi import APIRouter, Depends, Form, Query, Request
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+
+from assay.errors import ConfigError
+from assay.web import authoring, catalog, datasets, operations
+from assay.web.app import HERE
+from assay.web.auth import (
+    CSRF_FIELD,
+    LOGIN_CSRF_COOKIE,
+    SESSION_COOKIE,
+    Forbidden,
+    Principal,
+    check_csrf,
+    identify,
+    require,
+)
+from assay.web.paging import Page
+from assay.web.plane import Plane, check_name
+
+router = APIRouter(include_in_schema=False)
+templates = Jinja2Templates(directory=HERE / "templates")
+FLASH = "assay_flash"
+
+NAV = (
+    ("catalog", "/", "Catalog"),
+    ("runs", "/runs", "Runs"),
+    ("incidents", "/incidents", "Incidents"),
+    ("decisions", "/decisions", "Decisions"),
+    ("proposals", "/proposals", "Proposals"),
+    ("gate", "/gate", "Gate"),
+    ("audit", "/audit", "Changes"),
+)
+
+
+def _plane(request: Request) -> Plane:
+    plane: Plane = request.app.state.plane
+    return plane
+
+
+def viewer(request: Request) -> Principal:
+    return require(request, "viewer")
+
+
+def author(request: Request) -> Principal:
+    return require(request, "author")
+
+
+def admin(request: Request) -> Principal:
+    return require(request, "admin")
+
+
+PlaneDep = Annotated[Plane, Depends(_plane)]
+Viewer = Annotated[Principal, Depends(viewer)]
+Author = Annotated[Principal, Depends(author)]
+Admin = Annotated[Principal, Depends(admin)]
+Csrf = Annotated[str | None, Form(alias=CSRF_FIELD)]
+
+
+def _when(value: Any) -> str:
+    """An ISO-8601 time as a page shows it: ``2026-11-30 07:00 UTC``; a date stays a date."""
+    if not value:
+        return ""
+    text = str(value)
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return text
+    if len(text) <= 10:
+        return text
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _number(value: Any, digits: int = 4) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e15:
+            return f"{int(value):,}"
+        return f"{value:,.{digits}g}"
+    return str(value)
+
+
+def _expected(value: Any) -> str:
+    if not value:
+        return "—"
+    if isinstance(value, dict):
+        parts = []
+        if value.get("low") is not None:
+            parts.append(f"> {_number(value['low'])}")
+        if value.get("high") is not None:
+            parts.append(f"< {_number(value['high'])}")
+        if value.get("values"):
+            parts.append("in " + ", ".join(_number(v) for v in value["values"]))
+        return " and ".join(parts) or "—"
+    return str(value)
+
+
+templates.env.filters["when"] = _when
+templates.env.filters["number"] = _number
+templates.env.filters["expected"] = _expected
+templates.env.globals["quote"] = lambda text: quote(str(text), safe="")
+
+
+def render(
+    request: Request, name: str, context: dict[str, Any], *, who: Principal | None = None, status: int = 200
+) -> HTMLResponse:
+    """A page, with what every page shows: the user, the navigation, the CSRF token, a message."""
+    flash = request.cookies.get(FLASH)
+    response = templates.TemplateResponse(
+        request,
+        name,
+        {
+            **context,
+            "who": who,
+            "csrf": who.csrf if who is not None else None,
+            "csrf_field": CSRF_FIELD,
+            "nav": NAV,
+            "flash": flash,
+            "path": request.url.path,
+            "now": _plane(request).clock().isoformat(),
+        },
+        status_code=status,
+    )
+    if flash:
+        response.delete_cookie(FLASH, path="/")
+    return response
+
+
+def back(to: str, message: str | None = None) -> RedirectResponse:
+    """Post/redirect/get, with a message for the next page."""
+    response = RedirectResponse(to, status_code=303)
+    if message:
+        response.set_cookie(FLASH, message[:300], httponly=True, samesite="lax", path="/")
+    return response
+
+
+def error_page(request: Request, status: int, message: str) -> Response:
+    try:
+        who = identify(request)
+    except Exception:
+        who = None
+    return render(request, "error.html", {"status": status, "message": message}, who=who, status=status)
+
+
+def login_url(request: Request) -> str:
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return "/login?" + urlencode({"next": target})
+
+
+def _safe_next(target: str | None) -> str:
+    """Only a path of this site: never another host (an open redirect)."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/"
+    return target
+
+
+# --- login ----------------------------------------------------------------------------------------
+
+
+@router.get("/login")
+def login_form(request: Request, next: str | None = None, token: str | None = None) -> Response:
+    """The login form; with ``token``, a one-time login link (``assay serve`` printed it)."""
+    from assay.store.users import new_secret
+
+    plane = _plane(request)
+    if token:
+        user = plane.store.use_login_code(token)
+        if user is None:
+            return _login_page(request, "this login link was used already or has expired", next, status=400)
+        return _logged_in(plane, user, _safe_next(next))
+    return _login_page(request, None, next, csrf=new_secret())
+
+
+def _login_page(
+    request: Request, error: str | None, target: str | None, *, csrf: str | None = None, status: int = 200
+) -> Response:
+    from assay.store.users import new_secret
+
+    csrf = csrf or new_secret()
+    response = render(
+        request, "login.html", {"error": error, "next": _safe_next(target), "login_csrf": csrf}, status=status
+    )
+    response.set_cookie(LOGIN_CSRF_COOKIE, csrf, httponly=True, samesite="strict", path="/login")
+    return response
+
+
+@router.post("/login")
+def login(
+    request: Request,
+    token: Annotated[str, Form(max_length=200)],
+    next: Annotated[str, Form(max_length=2000)] = "/",
+    csrf: Csrf = None,
+) -> Response:
+    """Log in with a token (``assay users add`` printed it): the form is protected by a
+    double-submit cookie, since there is no session yet."""
+    import hmac
+
+    plane = _plane(request)
+    expected = request.cookies.get(LOGIN_CSRF_COOKIE)
+    if not csrf or not expected or not hmac.compare_digest(csrf, expected):
+        raise Forbidden("the login form's CSRF token is missing or wrong: reload the page and try again")
+    user = plane.store.user_by_token(token.strip())
+    if user is None:
+        return _login_page(request, "that token is not valid", next, status=401)
+    return _logged_in(plane, user, _safe_next(next))
+
+
+def _logged_in(plane: Plane, user: Any, target: str) -> Response:
+    session_id, _csrf = plane.store.open_session(user)
+    response = RedirectResponse(target, status_code=303)
+    response.set_cookie(
+        SESSION_COOKIE,
+        session_id,
+        httponly=True,
+        samesite="lax",
+        secure=plane.settings.secure_cookies,
+        path="/",
+        max_age=7 * 86400,
+    )
+    response.delete_cookie(LOGIN_CSRF_COOKIE, path="/login")
+    return response
+
+
+@router.post("/logout")
+def logout(request: Request, who: Viewer, csrf: Csrf = None) -> Response:
+    check_csrf(who, request, csrf)
+    if who.session_id:
+        _plane(request).store.close_session(who.session_id)
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+# --- the catalog and a dataset --------------------------------------------------------------------
+
+
+@router.get("/")
+def catalog_page(
+    request: Request,
+    plane: PlaneDep,
+    who: Viewer,
+    q: str | None = Query(None, max_length=200),
+    kind: str | None = Query(None, max_length=20),
+    tier: str | None = Query(None, max_length=2),
+    tag: str | None = Query(None, max_length=200),
+    owner: str | None = Query(None, max_length=200),
+    badge: str | None = Query(None, max_length=20),
+    sort: str = Query("name", max_length=20),
+    desc: bool = False,
+    page: int = Query(1, ge=1),
+) -> Response:
+    found = catalog.catalog(
+        plane,
+        q=q or None,
+        kind=kind or None,
+        tier=int(tier) if tier and tier.isdigit() else None,
+        tag=tag or None,
+        owner=owner or None,
+        badge=badge or None,
+        sort=sort,
+        descending=desc,
+        page=Page.of(page, plane.settings.page_size),
+    )
+    return render(
+        request, "catalog.html", {"data": found, "sorts": catalog.SORTS, "section": "catalog"}, who=who
+    )
+
+
+@router.get("/datasets/{name}")
+def dataset_page(request: Request, plane: PlaneDep, who: Viewer, name: str) -> Response:
+    found = datasets.overview(plane, check_name(name, "dataset"))
+    return render(request, "dataset.html", {"data": found, "tab": "overview", "section": "catalog"}, who=who)
+
+
+@router.get("/datasets/{name}/quality")
+def quality_page(request: Request, plane: PlaneDep, who: Viewer, name: str) -> Response:
+    found = datasets.quality(plane, check_name(name, "dataset"))
+    return render(
+        request,
+        "quality.html",
+        {"data": found, "name": name, "tab": "quality", "section": "catalog"},
+        who=who,
+    )
+
+
+@router.get("/datasets/{name}/profile")
+def profile_page(
+    request: Request, plane: PlaneDep, who: Viewer, name: str, page: int = Query(1, ge=1)
+) -> Response:
+    found = datasets.profile(plane, check_name(name, "dataset"), page=Page.of(page, plane.settings.page_size))
+    return render(
+        request,
+        "profile.html",
+        {"data": found, "name": name, "tab": "profile", "section": "catalog"},
+        who=who,
+    )
+
+
+@router.get("/datasets/{name}/expectations/{expectation}")
+def expectation_page(
+    request: Request,
+    plane: PlaneDep,
+    who: Viewer,
+    name: str,
+    expectation: str,
+    group: str | None = Query(None, max_length=500),
+) -> Response:
+    found = datasets.expectation(
+        plane, check_name(name, "dataset"), check_name(expectation, "expectation"), group=group or None
+    )
+    return render(
+        request,
+        "expectation.html",
+        {"data": found, "name": name, "tab": "quality", "section": "catalog", "chosen": group or ""},
+        who=who,
+    )
+
+
+# --- adding a check -------------------------------------------------------------------------------
+
+
+@router.get("/datasets/{name}/checks/new")
+def new_check_page(
+    request: Request,
+    plane: PlaneDep,
+    who: Viewer,
+    name: str,
+    type: str = Query("business_rule", max_length=40),
+    column: str | None = Query(None, max_length=500),
+    condition: str | None = Query(None, max_length=2000),
+    edit: str | None = Query(None, max_length=200),
+) -> Response:
+    check_name(name, "dataset")
+    if edit:
+        form = authoring.edit_template(plane, name, check_name(edit, "expectation"))
+    else:
+        params = {k: v for k, v in {"column": column, "condition": condition}.items() if v}
+        form = authoring.template(plane, name, type, params)
+    return _editor(request, who, name, form)
+
+
+def _editor(
+    request: Request,
+    who: Principal,
+    name: str,
+    form: dict[str, Any],
+    *,
+    dry: dict[str, Any] | None = None,
+    review: dict[str, Any] | None = None,
+    error: str | None = None,
+    status: int = 200,
+) -> Response:
+    return render(
+        request,
+        "check_new.html",
+        {
+            "form": form,
+            "name": name,
+            "dry": dry,
+            "review": review,
+            "error": error,
+            "tab": "new",
+            "section": "catalog",
+        },
+        who=who,
+        status=status,
+    )
+
+
+def _form_of(plane: Plane, name: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """The editor's state from a posted form (what the author wrote, kept as written)."""
+    base = authoring.edit_template(plane, name, fields["replacing"]) if fields.get("replacing") else None
+    known = base or authoring.template(plane, name, fields.get("type") or "custom")
+    return {
+        **known,
+        "type": fields.get("type") or known["type"],
+        "measure": fields["measure"],
+        "expect": fields["expect"],
+        "profile": fields.get("profile") or known["profile"],
+        "source": fields.get("source"),
+        "replacing": fields.get("replacing") or None,
+    }
+
+
+Text = Annotated[str, Form(max_length=20_000)]
+Short = Annotated[str | None, Form(max_length=5_000)]
+
+
+@router.post("/datasets/{name}/checks/dry-run")
+def dry_run_page(
+    request: Request,
+    plane: PlaneDep,
+    who: Author,
+    name: str,
+    expect: Text,
+    measure: Text = "[]",
+    profile: Short = None,
+    source: Short = None,
+    replacing: Short = None,
+    kind: Annotated[str | None, Form(alias="type", max_length=40)] = None,
+    csrf: Csrf = None,
+) -> Response:
+    check_csrf(who, request, csrf)
+    check_name(name, "dataset")
+    fields = {
+        "measure": measure,
+        "expect": expect,
+        "profile": profile,
+        "source": source,
+        "replacing": replacing,
+        "type": kind,
+    }
+    form = _form_of(plane, name, fields)
+    draft = authoring.Draft(measure, expect, profile or None, source or None, replacing or None)
+    try:
+        dry = authoring.dry_run(plane, name, draft)
+    except ConfigError as err:
+        return _editor(request, who, name, form, error=str(err), status=400)
+    return _editor(request, who, name, form, dry=dry)
+
+
+@router.post("/datasets/{name}/checks/preview")
+def preview_page(
+    request: Request,
+    plane: PlaneDep,
+    who: Author,
+    name: str,
+    expect: Text,
+    measure: Text = "[]",
+    profile: Short = None,
+    source: Short = None,
+    replacing: Short = None,
+    kind: Annotated[str | None, Form(alias="type", max_length=40)] = None,
+    csrf: Csrf = None,
+) -> Response:
+    check_csrf(who, request, csrf)
+    check_name(name, "dataset")
+    fields = {
+        "measure": measure,
+        "expect": expect,
+        "profile": profile,
+        "source": source,
+        "replacing": replacing,
+        "type": kind,
+    }
+    form = _form_of(plane, name, fields)
+    draft = authoring.Draft(measure, expect, profile or None, source or None, replacing or None)
+    try:
+        review = authoring.preview(plane, name, draft)
+    except ConfigError as err:
+        return _editor(request, who, name, form, error=str(err), status=400)
+    return _editor(request, who, name, form, review=review)
+
+
+@router.post("/datasets/{name}/checks/save")
+def save_page(
+    request: Request,
+    plane: PlaneDep,
+    who: Author,
+    name: str,
+    expect: Text,
+    base: Annotated[str, Form(min_length=64, max_length=64)],
+    measure: Text = "[]",
+    profile: Short = None,
+    source: Short = None,
+    replacing: Short = None,
+    kind: Annotated[str | None, Form(alias="type", max_length=40)] = None,
+    csrf: Csrf = None,
+) -> Response:
+    check_csrf(who, request, csrf)
+    check_name(name, "dataset")
+    draft = authoring.Draft(measure, expect, profile or None, source or None, replacing or None)
+    try:
+        saved = authoring.save(plane, name, draft, base=base, by=who.name)
+    except ConfigError as err:
+        fields = {
+            "measure": measure,
+            "expect": expect,
+            "profile": profile,
+            "source": source,
+            "replacing": replacing,
+            "type": kind,
+        }
+        return _editor(request, who, name, _form_of(plane, name, fields), error=str(err), status=400)
+    return back(
+        f"/datasets/{quote(name, safe='')}/quality",
+        f"saved {saved['expectation']} in {saved['document']}",
+    )
+
+
+@router.post("/datasets/{name}/run")
+def run_page(
+    request: Request,
+    plane: PlaneDep,
+    who: Author,
+    name: str,
+    at: Annotated[str | None, Form(max_length=40)] = None,
+    csrf: Csrf = None,
+) -> Response:
+    from assay.web.runs import run_now
+
+    check_csrf(who, request, csrf)
+    check_name(name, "dataset")
+    done = run_now(plane, name, by=who.name, at=at or None)
+    s = done["summary"]
+    return back(
+        f"/datasets/{quote(name, safe='')}/quality",
+        f"ran {name} at {done['at']}: {done['state']}; {s['passed']} passed, {s['failed']} failed, "
+        f"{s['config_error']} config error, {s['system_error']} system error, {s['skipped']} skipped",
+    )
+
+
+# --- runs, incidents, decisions, proposals, the gate ----------------------------------------------
+
+
+@router.get("/runs")
+def runs_page(
+    request: Request,
+    plane: PlaneDep,
+    who: Viewer,
+    dataset: str | None = Query(None, max_length=200),
+    kind: str | None = Query(None, max_length=20),
+    state: str | None = Query(None, max_length=20),
+    page: int = Query(1, ge=1),
+) -> Response:
+    found = operations.runs_page(
+        plane,
+        dataset=dataset or None,
+        kind=kind or None,
+        state=state or None,
+        page=Page.of(page, plane.settings.page_size),
+    )
+    return render(request, "runs.html", {"data": found, "section": "runs"}, who=who)
+
+
+@router.get("/runs/{run_id}")
+def run_detail_page(request: Request, plane: PlaneDep, who: Viewer, run_id: str) -> Response:
+    return render(
+        request, "run.html", {"data": operations.run_detail(plane, run_id), "section": "runs"}, who=who
+    )
+
+
+@router.get("/incidents")
+def incidents_page(
+    request: Request,
+    plane: PlaneDep,
+    who: Viewer,
+    state: str | None = Query("active", max_length=20),
+    dataset: str | None = Query(None, max_length=200),
+    page: int = Query(1, ge=1),
+) -> Response:
+    found = operations.incidents_page(
+        plane, state=state or None, dataset=dataset or None, page=Page.of(page, plane.settings.page_size)
+    )
+    return render(request, "incidents.html", {"data": found, "section": "incidents"}, who=who)
+
+
+@router.get("/incidents/{incident_id}")
+def incident_page(request: Request, plane: PlaneDep, who: Viewer, incident_id: str) -> Response:
+    found = operations.incident_detail(plane, incident_id)
+    return render(request, "incident.html", {"data": found, "section": "incidents"}, who=who)
+
+
+@router.post("/incidents/{incident_id}/{action}")
+def incident_action_page(
+    request: Request,
+    plane: PlaneDep,
+    who: Author,
+    incident_id: str,
+    action: str,
+    cause: Annotated[str | None, Form(max_length=40)] = None,
+    note: Annotated[str | None, Form(max_length=2000)] = None,
+    hours: Annotated[float | None, Form()] = None,
+    csrf: Csrf = None,
+) -> Response:
+    check_csrf(who, request, csrf)
+    found = operations.incident_action(
+        plane, incident_id, action, by=who.name, cause=cause or None, note=note or None, hours=hours
+    )
+    words = {"ack": "acknowledged", "resolve": "resolved", "mute": "muted"}[action]
+    return back(f"/incidents/{found['id']}", f"incident {found['id'][:8]} {words} by {who.name}")
+
+
+@router.get("/decisions")
+def decisions_page(
+    request: Request,
+    plane: PlaneDep,
+    who: Viewer,
+    dataset: str | None = Query(None, max_length=200),
+    column: str | None = Query(None, max_length=500),
+    status: str | None = Query("pending", max_length=20),
+    page: int = Query(1, ge=1),
+) -> Response:
+    found = operations.decisions_page(
+        plane,
+        dataset=dataset or None,
+        column=column or None,
+        status=status or None,
+        page=Page.of(page, plane.settings.page_size),
+    )
+    return render(request, "decisions.html", {"data": found, "section": "decisions"}, who=who)
+
+
+@router.post("/decisions/{decision_id}/{action}")
+def decision_page(
+    request: Request,
+    plane: PlaneDep,
+    who: Author,
+    decision_id: int,
+    action: str,
+    note: Annotated[str | None, Form(max_length=2000)] = None,
+    to: Annotated[str | None, Form(max_length=2000)] = None,
+    csrf: Csrf = None,
+) -> Response:
+    check_csrf(who, request, csrf)
+    status = {"accept": "accepted", "reject": "rejected"}.get(action)
+    if status is None:
+        from assay.web.plane import NotFound
+
+        raise NotFound(f"no decision action {action!r}")
+    done = operations.decide(plane, status, by=who.name, decision_id=decision_id, note=note)
+    d = done["decisions"][0]
+    released = f"; {'; '.join(done['released'])}" if done["released"] else ""
+    return back(
+        _safe_next(to or "/decisions"),
+        f"{d['column']} = '{d['value']}' {d['status']} by {who.name}{released}",
+    )
+
+
+@router.post("/decisions")
+def decisions_bulk_page(
+    request: Request,
+    plane: PlaneDep,
+    who: Author,
+    dataset: Annotated[str, Form(max_length=200)],
+    status: Annotated[str, Form(pattern="^(accepted|rejected)$")],
+    column: Annotated[str | None, Form(max_length=500)] = None,
+    csrf: Csrf = None,
+) -> Response:
+    check_csrf(who, request, csrf)
+    done = operations.decide(
+        plane, status, by=who.name, dataset=check_name(dataset, "dataset"), column=column or None
+    )
+    return back("/decisions", f"{len(done['decisions'])} decision(s) {status} by {who.name}")
+
+
+@router.get("/proposals")
+def proposals_page(
+    request: Request,
+    plane: PlaneDep,
+    who: Viewer,
+    state: str | None = Query("open", max_length=20),
+    dataset: str | None = Query(None, max_length=200),
+    page: int = Query(1, ge=1),
+) -> Response:
+    found = operations.proposals_page(
+        plane, state=state or None, dataset=dataset or None, page=Page.of(page, plane.settings.page_size)
+    )
+    return render(request, "proposals.html", {"data": found, "section": "proposals"}, who=who)
+
+
+@router.get("/proposals/{proposal_id}")
+def proposal_page(request: Request, plane: PlaneDep, who: Viewer, proposal_id: str) -> Response:
+    found = operations.proposal_detail(plane, proposal_id)
+    return render(request, "proposal.html", {"data": found, "section": "proposals"}, who=who)
+
+
+@router.post("/proposals/{proposal_id}/{action}")
+def proposal_action_page(
+    request: Request,
+    plane: PlaneDep,
+    who: Author,
+    proposal_id: str,
+    action: str,
+    why: Annotated[str | None, Form(max_length=2000)] = None,
+    csrf: Csrf = None,
+) -> Response:
+    check_csrf(who, request, csrf)
+    found = operations.proposal_action(plane, proposal_id, action, by=who.name, why=why)
+    return back(f"/proposals/{found['id']}", f"proposal {found['id'][:8]} {found['state']} by {who.name}")
+
+
+@router.get("/gate")
+def gate_page(
+    request: Request,
+    plane: PlaneDep,
+    who: Viewer,
+    table: str | None = Query(None, max_length=200),
+    contributor: str | None = Query(None, max_length=200),
+    page: int = Query(1, ge=1),
+) -> Response:
+    found = operations.gate_page(
+        plane,
+        table=table or None,
+        contributor=contributor or None,
+        page=Page.of(page, plane.settings.page_size),
+    )
+    return render(request, "gate.html", {"data": found, "section": "gate"}, who=who)
+
+
+@router.get("/gate/runs/{run_id}")
+def gate_run_page(
+    request: Request, plane: PlaneDep, who: Viewer, run_id: str, page: int = Query(1, ge=1)
+) -> Response:
+    found = operations.gate_run(plane, run_id, page=Page.of(page, plane.settings.page_size))
+    return render(request, "gate_run.html", {"data": found, "section": "gate"}, who=who)
+
+
+@router.get("/gate/runs/{run_id}/quarantine.csv")
+def quarantine_download(plane: PlaneDep, who: Viewer, run_id: str) -> FileResponse:
+    path = operations.quarantine_file(plane, run_id)
+    assert path is not None
+    return FileResponse(path, media_type="text/csv", filename=f"quarantine-{run_id}.csv")
+
+
+@router.get("/events/{name}")
+def event_page(request: Request, plane: PlaneDep, who: Viewer, name: str) -> Response:
+    from assay.web.events import event
+
+    found = event(plane, check_name(name, "event"))
+    return render(request, "event.html", {"data": found, "section": "catalog"}, who=who)
+
+
+# --- the audit trail and users --------------------------------------------------------------------
+
+
+@router.get("/audit")
+def audit_page(
+    request: Request,
+    plane: PlaneDep,
+    who: Viewer,
+    dataset: str | None = Query(None, max_length=200),
+    page: int = Query(1, ge=1),
+) -> Response:
+    found = operations.audit_page(
+        plane, dataset=dataset or None, page=Page.of(page, plane.settings.page_size)
+    )
+    return render(request, "audit.html", {"data": found, "section": "audit"}, who=who)
+
+
+@router.get("/users")
+def users_page(request: Request, plane: PlaneDep, who: Admin) -> Response:
+    return render(request, "users.html", {"data": operations.users(plane), "section": "users"}, who=who)
+
+
+@router.post("/users")
+def add_user_page(
+    request: Request,
+    plane: PlaneDep,
+    who: Admin,
+    name: Annotated[str, Form(max_length=100)],
+    role: Annotated[str, Form(pattern="^(viewer|author|admin)$")] = "viewer",
+    csrf: Csrf = None,
+) -> Response:
+    check_csrf(who, request, csrf)
+    try:
+        added = operations.add_user(plane, name.strip(), role, by=who.name)
+    except ConfigError as err:
+        return render(
+            request,
+            "users.html",
+            {"data": operations.users(plane), "error": str(err), "section": "users"},
+            who=who,
+            status=400,
+        )
+    return render(
+        request,
+        "users.html",
+        {"data": operations.users(plane), "added": added, "section": "users"},
+        who=who,
+        status=201,
+    )
+
+
+@router.post("/users/{user}")
+def change_user_page(
+    request: Request,
+    plane: PlaneDep,
+    who: Admin,
+    user: str,
+    role: Annotated[str | None, Form(pattern="^(viewer|author|admin)$")] = None,
+    disabled: Annotated[str | None, Form(pattern="^(yes|no)$")] = None,
+    csrf: Csrf = None,
+) -> Response:
+    check_csrf(who, request, csrf)
+    flag = None if disabled is None else disabled == "yes"
+    operations.change_user(plane, check_name(user, "user"), by=who.name, role=role, disabled=flag)
+    return back("/users", f"{user} changed by {who.name}")

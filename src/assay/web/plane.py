@@ -1,0 +1,187 @@
+"""What the web application holds for its whole life: the workspace, the metric store, the clock,
+and the workspace's documents (read again only when a file changes).
+
+>>> import tempfile
+>>> from datetime import UTC, datetime
+>>> clock = datetime(2026, 12, 1, tzinfo=UTC)
+>>> plane = Plane(Settings(Path(tempfile.mkdtemp()), store_url="sqlite://", now=clock))
+>>> plane.clock().isoformat()
+'2026-12-01T00:00:00+00:00'
+>>> plane.close()
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from assay.errors import ConfigError
+from assay.workspace import Workspace
+
+NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,199}$")
+"""What a dataset, event, expectation or profile name in a URL may look like: names are looked up,
+never used as paths, but a name that cannot be one is refused before anything reads it."""
+
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+PREFIX = re.compile(r"^[0-9a-f-]{4,36}$")
+
+
+class NotFound(ConfigError):
+    """A name or id in a URL that names nothing (HTTP 404)."""
+
+
+def check_name(value: str, what: str = "name") -> str:
+    """``value`` if it can be a name, else :class:`NotFound`.
+
+    >>> check_name("payments.trades")
+    'payments.trades'
+    >>> check_name("../etc/passwd")
+    Traceback (most recent call last):
+    ...
+    assay.web.plane.NotFound: no such name: '../etc/passwd'
+    """
+    if not NAME.match(value) or ".." in value:
+        raise NotFound(f"no such {what}: {value!r}")
+    return value
+
+
+def check_run_id(value: str) -> str:
+    """``value`` if it is a run id (a UUID), else :class:`NotFound`."""
+    if not UUID.match(value):
+        raise NotFound(f"no such run: {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How ``assay serve`` was started."""
+
+    workspace: Path
+    store_url: str | None = None
+    now: datetime | None = None  # a fixed clock (the demo's, a replay's); None: the real one
+    secure_cookies: bool = False  # cookies only over HTTPS (behind a TLS proxy)
+    page_size: int = 50
+
+
+@dataclass
+class _Cached:
+    stamp: tuple[int, int]
+    value: Any
+
+
+@dataclass
+class Plane:
+    """The workspace and store a web application serves, opened once."""
+
+    settings: Settings
+    workspace: Workspace = field(init=False)
+    store: Any = field(init=False)
+    _documents: dict[Path, _Cached] = field(default_factory=dict, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+
+    def __post_init__(self) -> None:
+        from assay.store import MetricStore
+
+        self.workspace = Workspace(self.settings.workspace)
+        self.workspace.ensure()
+        self.store = MetricStore.open(self.settings.store_url, workspace=self.workspace.root)
+
+    @property
+    def root(self) -> Path:
+        return self.workspace.root
+
+    @property
+    def checks(self) -> Path:
+        return self.workspace.root / "checks"
+
+    def clock(self) -> datetime:
+        """The instant scores, freshness and "now" are read at."""
+        return self.settings.now or datetime.now(UTC)
+
+    def close(self) -> None:
+        self.store.close()
+
+    # --- documents ------------------------------------------------------------------------------
+
+    def check_documents(self) -> dict[str, tuple[Path, Any]]:
+        """Every valid check document in ``checks/``, by dataset name (the first file wins, as
+        :func:`~assay.platform.checks.document.find_document` has it)."""
+        from assay.platform.checks.document import is_check_document
+
+        found: dict[str, tuple[Path, Any]] = {}
+        for path in self._yaml_files():
+            if not is_check_document(path):
+                continue
+            document = self._parsed(path)
+            if document is not None and document.dataset.name not in found:
+                found[document.dataset.name] = (path, document)
+        return found
+
+    def document(self, dataset: str) -> tuple[Path, Any] | None:
+        """The check document of ``dataset`` and its path, or None."""
+        return self.check_documents().get(dataset)
+
+    def events(self) -> dict[str, Any]:
+        """The events the workspace's contracts declare, by name (an unreadable file is skipped:
+        ``assay check validate`` says what is wrong with it)."""
+        from assay.platform.events.document import is_event_contract
+
+        paths = [p for p in self._yaml_files() if is_event_contract(p)]
+        stamp = tuple(self._stamp(p) for p in paths)
+        key = self.checks / "\0events"
+        with self._lock:
+            cached = self._documents.get(key)
+            if cached is not None and cached.value[0] == (tuple(paths), stamp):
+                found: dict[str, Any] = cached.value[1]
+                return found
+        from assay.platform.events.document import ContractError
+        from assay.platform.events.event import events, load_contracts
+
+        try:
+            found = events(load_contracts(paths)) if paths else {}
+        except ContractError:
+            found = {}
+        with self._lock:
+            self._documents[key] = _Cached((0, 0), ((tuple(paths), stamp), found))
+        return found
+
+    def relative(self, path: Path) -> str:
+        """``path`` as the workspace names it (documents are shown and audited so)."""
+        try:
+            return path.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return path.name
+
+    def _yaml_files(self) -> list[Path]:
+        folder = self.checks
+        if not folder.is_dir():
+            return []
+        return sorted(p for p in folder.glob("*.yaml") if p.is_file())
+
+    @staticmethod
+    def _stamp(path: Path) -> tuple[int, int]:
+        try:
+            stat = path.stat()
+        except OSError:
+            return (0, 0)
+        return (stat.st_mtime_ns, stat.st_size)
+
+    def _parsed(self, path: Path) -> Any:
+        from assay.platform.checks.document import DocumentError, load_document
+
+        stamp = self._stamp(path)
+        with self._lock:
+            cached = self._documents.get(path)
+            if cached is not None and cached.stamp == stamp:
+                return cached.value
+        try:
+            document = load_document(path)
+        except DocumentError:
+            document = None
+        with self._lock:
+            self._documents[path] = _Cached(stamp, document)
+        return document
