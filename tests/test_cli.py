@@ -446,14 +446,22 @@ JSON_RUNS: dict[str, str] = {
     "proposals show": "{proposal} --workspace {ws} --json",
     "proposals accept": "{proposal} --by ana --workspace {ws} --json",
     "proposals reject": "{proposal} --by ana --why noise --workspace {ws} --json",
+    "users add": "carol --role author --by ana --workspace {ws} --json",
+    "users list": "--workspace {ws} --json",
+    "users token": "{user} --by ana --workspace {ws} --json",
+    "users link": "{user} --by ana --workspace {ws} --json",
+    "users set": "{user} --role admin --by ana --workspace {ws} --json",
 }
+SERVERS = {"serve"}
+"""Commands that run until stopped: ``serve --json`` prints one line and serves (tested in
+tests/web/test_cli_web.py)."""
 LISTS = {"score", "propose"}
 """Commands whose JSON is a list by contract (issue 12); every other prints one object."""
 
 
 def test_every_command_that_reports_takes_json() -> None:
     leaves = {" ".join(path) for path, command in _commands() if not getattr(command, "commands", None)}
-    assert leaves == set(JSON_RUNS), "a new command needs --json and an entry in JSON_RUNS"
+    assert leaves == set(JSON_RUNS) | SERVERS, "a new command needs --json and an entry in JSON_RUNS"
     for path, command in _commands():
         if " ".join(path) in leaves:
             assert "--json" in {o for p in command.params for o in p.opts}, f"assay {' '.join(path)}"
@@ -469,7 +477,8 @@ def test_json_output_is_one_object_and_nothing_else(
 
     if name == "demo":
         _, printed = built()  # the shared demo was built with --json: check what it printed
-        assert set(printed) == {"workspace", "orders", "bureau", "vendor", "checks", "control"}
+        assert set(printed) == {"workspace", "orders", "bureau", "vendor", "checks", "control", "serve"}
+        assert printed["serve"]["command"].startswith(f"assay serve --workspace {printed['workspace']} --now")
         assert printed["checks"]["queries"] == {"measure": 1, "judge": 0}
         assert printed["vendor"]["decisions"][0]["status"] == "pending"
         assert {f["contributor"] for f in printed["bureau"]["final"]} >= {"BANK_A", "PAYLATER"}
@@ -491,8 +500,23 @@ def test_json_output_is_one_object_and_nothing_else(
     incident = next(n["incident_id"] for n in built()[1]["checks"]["notifications"] if n["incident_id"])
     proposal = built()[1]["control"]["proposals"][0]["id"]
     pg = request.getfixturevalue("postgres_url") if "{pg}" in JSON_RUNS[name] else ""  # the queue's store
+    user = ""
+    if "{user}" in JSON_RUNS[name]:  # a user to give a token, a link or a role to
+        from assay.store import MetricStore
+
+        with MetricStore.open(workspace=workspace) as store:
+            user = "dan"
+            store.add_user(user, "viewer", by="tests")
     args = [
-        a.format(ws=workspace, tmp=tmp_path, decision=decision, incident=incident, proposal=proposal, pg=pg)
+        a.format(
+            ws=workspace,
+            tmp=tmp_path,
+            decision=decision,
+            incident=incident,
+            proposal=proposal,
+            pg=pg,
+            user=user,
+        )
         for a in JSON_RUNS[name].split()
     ]
     try:
@@ -517,6 +541,14 @@ def test_json_output_is_one_object_and_nothing_else(
         assert payload["incident"]["id"] == incident
         state = {"ack": "acknowledged", "resolve": "resolved", "mute": "muted"}.get(name.split()[1])
         assert state is None or payload["incident"]["state"] == state
+    if name == "users add":
+        assert payload["user"]["name"] == "carol" and payload["token"].startswith("assay_")
+    if name == "users token":
+        assert payload["user"] == "dan" and payload["token"].startswith("assay_")
+    if name == "users link":
+        assert payload["login"].startswith("http://127.0.0.1:8000/login?token=")
+    if name == "users set":
+        assert payload["user"]["role"] == "admin"
 
 
 def test_progress_is_drawn_only_on_a_terminal() -> None:
