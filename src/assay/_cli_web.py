@@ -36,7 +36,7 @@ ByOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as one JSON object.")]
 HostOption = Annotated[str, typer.Option(help="The address to listen on (0.0.0.0: every interface).")]
-PortOption = Annotated[int, typer.Option(min=1, max=65535, help="The port to listen on.")]
+PortOption = Annotated[int, typer.Option(min=0, max=65535, help="The port to listen on (0: a free one).")]
 
 
 def _who(by: str | None) -> str:
@@ -78,6 +78,12 @@ def serve(
             help="Send the session cookie over HTTPS only (behind a TLS proxy).",
         ),
     ] = False,
+    json_out: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="Print {url, workspace, login} as one JSON line once listening, then serve."
+        ),
+    ] = False,
 ) -> None:
     """Serve the web control plane and its JSON API (/api/v1) for the workspace, until Ctrl-C or
     SIGTERM. On a workspace with no users it creates an admin and prints a one-time login link."""
@@ -88,6 +94,7 @@ def serve(
         port=port,
         now=now,
         secure_cookies=secure_cookies,
+        json_out=json_out,
     )
 
 
@@ -99,9 +106,11 @@ def serve_workspace(
     port: int = 8000,
     now: str | None = None,
     secure_cookies: bool = False,
+    json_out: bool = False,
 ) -> None:
     """Serve ``root`` (``assay serve``, ``assay demo --serve``); prints the address, and a
-    one-time login link when the workspace has no user yet."""
+    one-time login link when the workspace has no user yet (with ``json_out``, both as one JSON
+    line)."""
     import socket
 
     import uvicorn
@@ -118,21 +127,47 @@ def serve_workspace(
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
+            sock.listen(2048)  # connections made from now on wait for the server, none is refused
         except OSError as error:
             raise ConfigError(f"cannot listen on {host}:{port}: {error.strerror}") from None
+        port = sock.getsockname()[1]  # the one chosen, for --port 0
+        login = None
         if plane.store.user_count() == 0:
             plane.store.add_user("admin", "admin", by="assay serve")
-            code = plane.store.login_code("admin", by="assay serve")
-            sys.stdout.write("no user yet: created the admin 'admin'; open this link once to log in\n")
-            sys.stdout.write(f"login: {link(host, port, code)}\n")
-        sys.stdout.write(f"serving {root} at http://{host}:{port}/ (Ctrl-C stops)\n")
+            login = link(host, port, plane.store.login_code("admin", by="assay serve"))
+        url = f"http://{host}:{port}/"
+        if json_out:
+            sys.stdout.write(json.dumps({"url": url, "workspace": str(root), "login": login}) + "\n")
+        else:
+            if login is not None:
+                sys.stdout.write("no user yet: created the admin 'admin'; open this link once to log in\n")
+                sys.stdout.write(f"login: {login}\n")
+            sys.stdout.write(f"serving {root} at {url} (Ctrl-C stops)\n")
         sys.stdout.flush()
         app = create_app(plane=plane)
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
         server = uvicorn.Server(config)
+        _exit_zero_on_signals()
         server.run(sockets=[sock])
     finally:
         plane.close()
+
+
+def _exit_zero_on_signals() -> None:
+    """SIGTERM and Ctrl-C stop the server cleanly with exit code 0, as ``assay scheduler`` does:
+    uvicorn finishes the requests in flight, then hands the signal it caught to the handler that
+    was there before it, which is this one."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
 
 
 @users_app.command("add")
@@ -206,12 +241,16 @@ def users_link(
     host: HostOption = "127.0.0.1",
     port: PortOption = 8000,
     by: ByOption = None,
+    json_out: JsonOption = False,
     workspace: WorkspaceOption = None,
     store: StoreOption = None,
 ) -> None:
     """Print a one-time login link for a user (valid 24 hours), for a server at HOST:PORT."""
     with _store(workspace, store) as metric_store:
         code = metric_store.login_code(name, by=_who(by))
+    if json_out:
+        sys.stdout.write(json.dumps({"user": name, "login": link(host, port, code)}, indent=2) + "\n")
+        return
     sys.stdout.write(f"login: {link(host, port, code)}\n")
 
 

@@ -238,7 +238,7 @@ def post_dry_run(
     who: Author,
     name: str,
     body: DraftBody,
-    days: int = Query(authoring.BACKTEST_DAYS, ge=1, le=90),
+    days: int = Query(authoring.BACKTEST_DAYS, ge=0, le=90, description="Earlier dates to replay."),
 ) -> dict[str, Any]:
     """What the check would have flagged on the latest load (rows shown) and over the stored
     history (backtest); nothing is recorded."""

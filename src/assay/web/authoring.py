@@ -434,8 +434,8 @@ def dry_run(plane: Plane, dataset: str, draft: Draft, *, days: int = BACKTEST_DA
     from assay.platform.checks.document import parse_document
     from assay.platform.checks.runner import CheckRun
 
-    if not 1 <= days <= BACKTEST_MAX:
-        raise ConfigError(f"the backtest covers 1 to {BACKTEST_MAX} dates, not {days}")
+    if not 0 <= days <= BACKTEST_MAX:
+        raise ConfigError(f"the backtest covers 0 to {BACKTEST_MAX} earlier dates, not {days}")
     built = build(plane, dataset, draft)
     document = parse_document(built.after, filename=plane.relative(built.path))
     dates = plane.store.check_dates(dataset, limit=days + 1)

@@ -364,16 +364,29 @@ def _gate_line(plane: Plane, run: Any) -> dict[str, Any]:
 
 
 def _read_page(path: Path, page: Page) -> tuple[list[str], list[list[str]], int]:
+    """A page of a quarantine file's rows, why each was quarantined first (its ``dq_`` columns:
+    the line, the rules, the reasons, the raw text of an unreadable line), then its values."""
     with path.open(encoding="utf-8", newline="") as handle:
         reader = csv.reader(handle)
-        columns = next(reader, [])
+        header = next(reader, [])
+        order = sorted(
+            range(len(header)),
+            key=lambda i: (
+                not header[i].startswith("dq_"),
+                _REASONS.index(header[i]) if header[i] in _REASONS else 0,
+            ),
+        )
+        order = [i for i in order if header[i] != "dq_run_id"]  # the page is that run's
         rows: list[list[str]] = []
         total = 0
         for row in reader:
             if page.offset <= total < page.offset + page.limit:
-                rows.append(row)
+                rows.append([row[i] if i < len(row) else "" for i in order])
             total += 1
-    return columns, rows, total
+    return [header[i] for i in order], rows, total
+
+
+_REASONS = ("dq_line", "dq_failed_rules", "dq_reasons", "dq_raw_line")
 
 
 # --- users and the audit trail -----------------------------------------------------------------------

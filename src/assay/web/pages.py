@@ -102,13 +102,24 @@ def _expected(value: Any) -> str:
             parts.append(f"> {_number(value['low'])}")
         if value.get("high") is not None:
             parts.append(f"< {_number(value['high'])}")
-        if value.get("values"):
-            parts.append("in " + ", ".join(_number(v) for v in value["values"]))
+        values = value.get("values") or []
+        if len(values) == 1:
+            parts.append(f"= {_number(values[0])}")
+        elif values:
+            parts.append("in " + ", ".join(_number(v) for v in values))
         return " and ".join(parts) or "—"
     return str(value)
 
 
+def _mark_of(item: dict[str, Any]) -> dict[str, Any]:
+    """A dated outcome as a strip's cell."""
+    from assay.web.datasets import MARKS
+
+    return {**item, "mark": MARKS.get(item["outcome"], "?")}
+
+
 templates.env.filters["when"] = _when
+templates.env.filters["mark_of"] = _mark_of
 templates.env.filters["number"] = _number
 templates.env.filters["expected"] = _expected
 templates.env.globals["quote"] = lambda text: quote(str(text), safe="")
@@ -349,6 +360,7 @@ def new_check_page(
     else:
         params = {k: v for k, v in {"column": column, "condition": condition}.items() if v}
         form = authoring.template(plane, name, type, params)
+        form["params"] = params
     return _editor(request, who, name, form)
 
 
