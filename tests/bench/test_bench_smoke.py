@@ -78,3 +78,23 @@ def test_events_bench_runs_and_prints_its_ratios(tmp_path: Path) -> None:
     assert re.search(r"^queries to measure all contracts = 1$", done.stdout, re.MULTILINE)
     found = json.loads(measurements.read_text())
     assert found["agree"] is True and found["queries"] == 1 and found["rows"] > 0
+
+
+def test_web_bench_renders_every_page_and_prints_its_figures(tmp_path: Path) -> None:
+    from _demo_workspace import built
+
+    workspace, _ = built()
+    measurements = tmp_path / "web.json"
+    args = ["--workspace", str(workspace), "--rounds", "1", "--json", str(measurements)]
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "web.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^slowest page: .+, \d+\.\d ms \(target < 300 ms\)$", done.stdout, re.MULTILINE)
+    assert re.search(r"^dry run with a 30-date backtest: .+, 30 queries", done.stdout, re.MULTILINE)
+    found = json.loads(measurements.read_text())
+    assert found["failed"] == [] and len(found["pages_ms"]) == 12
