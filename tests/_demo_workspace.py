@@ -2,25 +2,22 @@
 writes the files the documented examples use (a ruleset and its data, a control CSV, a schema,
 gated tables, a profiled dataset with a pending decision). Tests copy it before changing it.
 
-Under pytest-xdist the workers share one build: the first to need it builds it in a folder named
-after the run (``PYTEST_XDIST_TESTRUNUID``) while holding a lock, the others wait for the lock and
-read what it printed; the controller removes the folder at the end (tests/conftest.py)."""
+Under pytest-xdist the workers share one build (tests/_shared.py): the first to need it builds
+it, the others read the workspace and what the command printed."""
 
 from __future__ import annotations
 
-import atexit
-import fcntl
 import functools
 import json
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import assay
+from _shared import once
 
 SOURCES = Path(assay.__file__).resolve().parents[1]
 
@@ -33,36 +30,16 @@ def cli_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def shared_root(run: str | None = None) -> Path | None:
-    """The folder the workers of one pytest-xdist run (this one's, by default) share the demo in,
-    or None without xdist."""
-    run = run or os.environ.get("PYTEST_XDIST_TESTRUNUID")
-    return Path(tempfile.gettempdir()) / f"assay-demo-{run}" if run else None
-
-
 @functools.cache
 def built() -> tuple[Path, dict[str, Any]]:
     """The demo's workspace and what `assay demo --json` printed."""
-    root = shared_root()
-    if root is None:
-        root = Path(tempfile.mkdtemp(prefix="assay-demo-"))
-        atexit.register(shutil.rmtree, root, True)
-        return _build(root)
-    root.mkdir(exist_ok=True)
-    with open(root / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed, even if the build fails
-        printed = root / "printed.json"
-        if printed.exists():
-            return root / "assay-demo", json.loads(printed.read_text())
-        workspace, done = _build(root)
-        printed.write_text(json.dumps(done))
-        return workspace, done
+    folder = once("demo", _build)
+    return folder / "assay-demo", json.loads((folder / "printed.json").read_text())
 
 
-def _build(root: Path) -> tuple[Path, dict[str, Any]]:
-    workspace = root / "assay-demo"
+def _build(folder: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "assay", "demo", "--workspace", str(workspace), "--json"],
+        [sys.executable, "-m", "assay", "demo", "--workspace", str(folder / "assay-demo"), "--json"],
         capture_output=True,
         text=True,
         env=cli_env(),
@@ -70,7 +47,7 @@ def _build(root: Path) -> tuple[Path, dict[str, Any]]:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    return workspace, json.loads(done.stdout)
+    (folder / "printed.json").write_text(done.stdout)
 
 
 def copy(target: Path) -> Path:

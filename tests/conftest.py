@@ -44,7 +44,7 @@ class _ByUnit:
 
 def pytest_configure(config: pytest.Config) -> None:
     """On xdist's controller: schedule by unit, and name the run, so that its workers and this
-    process agree on the folder they share the demo in (tests/_demo_workspace.py)."""
+    process agree on the folder they share builds in (tests/_shared.py)."""
     if hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("xdist"):
         return
     config.pluginmanager.register(_ByUnit(), "assay-units")
@@ -55,12 +55,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """On xdist's controller, at the end: remove the demo the workers shared."""
+    """On xdist's controller, at the end: remove the builds the workers shared (tests/_shared.py)."""
     run = getattr(config.option, "testrunuid", None)
     if hasattr(config, "workerinput") or not run:
         return
     import shutil
 
-    from _demo_workspace import shared_root
+    from _shared import shared_root
 
     shutil.rmtree(shared_root(run) or "", ignore_errors=True)

@@ -22,6 +22,7 @@ from assay.demo import trades
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _invoke import assay
+from checks._history import trades29
 
 LAST = trades.days()[-1]
 
@@ -51,13 +52,9 @@ def run_engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
 
 
 @pytest.fixture(scope="module")
-def history29(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("trades")
-    trades.generate(root)
-    for day in trades.days()[:-1]:
-        code, payload = run(root, day, "--engine", "duckdb")
-        assert code == 0, payload
-    return root
+def history29() -> Path:
+    """The first 29 days run on DuckDB, built once for both engines' tests (tests/checks/_history.py)."""
+    return trades29()
 
 
 @pytest.fixture

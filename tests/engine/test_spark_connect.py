@@ -22,10 +22,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from _demo_workspace import cli_env
-from _invoke import assay
 from assay.demo import bureau as bu
 from assay.demo import faults as fa
 from assay.demo import trades, vendor
+from checks._history import trades29
 from sparksession import VOLATILE, assert_same_profile, run_assay_commands
 
 DEMO = files("assay.demo") / "data"
@@ -117,14 +117,7 @@ def _check(world: World, engine: str, history: Path) -> None:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory, spark_connect_url: str) -> World:
     root = tmp_path_factory.mktemp("connect")
-    history = root / "trades29"
-    trades.generate(history)
-    for day in trades.days()[:-1]:  # in this process: DuckDB only
-        code = assay(
-            "check", "run", str(history / "checks" / "trades.yaml"), "--at", str(day),
-            "--now", trades.clock(day).isoformat(), "--workspace", str(history), "--engine", "duckdb",
-        )  # fmt: skip
-        assert code in (0, 1)
+    history = trades29()  # the first 29 days, run on DuckDB (tests/checks/_history.py)
     world = World(root, spark_connect_url)
     for engine in ENGINES:
         _dqdl(world, engine)

@@ -1,10 +1,13 @@
-"""Two stored histories, built once per module (real DuckDB, a real SQLite store):
+"""Two stored histories (real DuckDB, a real SQLite store); tests copy them before changing them:
 
 - ``trades``: the demo's executed trades, 24 days, each day profiled as the drift monitor does and
   its check document run; the last day carries the demo's regression (a venue stopped, three
   fills settled before they were executed). The document is the demo's without its volume,
   freshness and settlement expectations, so that those are proposed.
 - ``weekly``: 29 days of a table whose weekend loads are a third of a weekday's.
+
+``trades`` is read by three modules (tests/proposals/test_cli.py, test_crash.py, test_propose.py)
+and built once per test run for all three (tests/_shared.py); ``weekly`` once per module.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from _shared import once
 from assay.demo.trades import clock, days, generate, profile_day
 from assay.platform.checks.document import load_document
 from assay.platform.checks.runner import run_document
@@ -92,8 +96,8 @@ def build_weekly(root: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def trades_history(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_trades(tmp_path_factory.mktemp("trades"))
+def trades_history() -> Path:
+    return once("proposals-trades", build_trades)
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
 @pytest.fixture
 def world(trades_history: Path, tmp_path: Path) -> Path:
-    """A copy of the module's history that a test may change."""
+    """A copy of the trades' history that a test may change."""
     copy = tmp_path / "ws"
     shutil.copytree(trades_history, copy)
     return copy
@@ -253,8 +253,8 @@ def test_too_little_history_and_unknown_datasets(world: Path) -> None:
         store.proposal("zz")
 
 
-def test_the_pair_counts_are_stored_metrics(trades_history: Path) -> None:
-    with MetricStore.open(workspace=trades_history) as store:
+def test_the_pair_counts_are_stored_metrics(world: Path) -> None:
+    with MetricStore.open(workspace=world) as store:
         [load] = store.load_for_date(DATASET, datetime(2026, 11, 24).date())
         metrics = store.metrics_of(load)
     assert metrics[MetricKey.multicolumn(["executed_at", "settled_at"], "GreaterCount")] == 3.0
