@@ -1,6 +1,7 @@
 """A check run killed (SIGKILL) at each of its write boundaries, then run again: the day ends with
 exactly one recorded completed run, one current load of metrics, and the outcomes of a clean run;
-the killed run is a recorded ``system_error`` (or, killed after its commit, complete)."""
+the killed run is a recorded ``system_error`` (or, killed after its commit, complete). The killed
+run is a process of its own; the others run in this process."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from _invoke import completed
 from assay.demo import trades
 from assay.store import MetricStore
 
@@ -23,16 +25,23 @@ POINTS = ("after-start", "after-measure", "before-commit", "after-settle", "afte
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 
-def check(root: Path, day: object, crash: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    env.pop("ASSAY_CRASH_AT", None)
-    if crash:
-        env["ASSAY_CRASH_AT"] = crash
-    command = [
-        sys.executable, "-m", "assay", "check", "run", str(root / "checks" / "trades.yaml"), "--at", str(day),
+def arguments(root: Path, day: object) -> list[str]:
+    return [
+        "check", "run", str(root / "checks" / "trades.yaml"), "--at", str(day),
         "--now", trades.clock(day).isoformat(), "--workspace", str(root), "--json", str(root / "out.json"),  # type: ignore[arg-type]
     ]  # fmt: skip
+
+
+def check(root: Path, day: object, crash: str) -> subprocess.CompletedProcess[str]:
+    """The run killed at ``crash``: a process of its own."""
+    env = {**os.environ, "PYTHONPATH": str(SRC), "ASSAY_CRASH_AT": crash}
+    command = [sys.executable, "-m", "assay", *arguments(root, day)]
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, check=False)
+
+
+def check_here(root: Path, day: object) -> subprocess.CompletedProcess[str]:
+    """A run that is not killed (the history, the clean run, the run again): in this process."""
+    return completed(*arguments(root, day))
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +49,7 @@ def before(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("crash")
     trades.generate(root, DAYS)
     for day in trades.days(DAYS)[:-1]:
-        assert check(root, day).returncode == 0
+        assert check_here(root, day).returncode == 0
     return root
 
 
@@ -48,7 +57,7 @@ def before(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def clean(before: Path, tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, object, str]]:
     root = tmp_path_factory.mktemp("clean") / "ws"
     shutil.copytree(before, root)
-    assert check(root, LAST).returncode == 0
+    assert check_here(root, LAST).returncode == 0
     return _outcomes(root)
 
 
@@ -66,7 +75,7 @@ def test_a_check_run_killed_at_each_write_boundary(
     killed = check(root, LAST, crash=point)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     (root / "out.json").unlink(missing_ok=True)
-    again = check(root, LAST)
+    again = check_here(root, LAST)
     assert again.returncode == 0, again.stderr
     assert _outcomes(root) == clean
     rerun = json.loads((root / "out.json").read_text())

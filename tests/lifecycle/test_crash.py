@@ -1,19 +1,19 @@
 """Crash safety of a gate run (issue 8, section 2): ``assay gate`` is killed with SIGKILL at every
 write boundary, run twice at once, run on two files for one month at once, and starved of disk,
 on SQLite and on PostgreSQL; afterwards nothing is lost, nothing is duplicated, history equals a
-clean run's, and the rows a person is asked to decide equal the rows held."""
+clean run's, and the rows a person is asked to decide equal the rows held. The runs that are
+killed, starved or raced are processes of their own; the runs after them run in this process."""
 
 from __future__ import annotations
 
 import json
 import resource
 import signal
-import subprocess
-import sys
 from collections.abc import Callable
 
 import pytest
 
+from _invoke import completed
 from assay.platform.faults import POINTS
 from lifecycle.world import ACCOUNTS, Observation, World, february
 
@@ -39,7 +39,7 @@ def make_world(
 def clean(make_world: Callable[[], World]) -> Observation:
     """What a clean run of the faulty February leaves."""
     world = make_world()
-    done = world.gate(world.file("feb.csv", february()))
+    done = world.gate_here(world.file("feb.csv", february()))
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert (summary["total"], summary["passed"], summary["quarantined"], summary["held"]) == (20, 15, 3, 2)
@@ -57,7 +57,7 @@ def test_a_run_killed_at_each_write_boundary_is_finished_or_undone(
     batch = world.file("feb.csv", february())
     killed = world.gate(batch, crash_at=point)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
-    again = world.gate(batch)
+    again = world.gate_here(batch)
     assert again.returncode == 0, again.stderr
     seen = world.observe()
     assert seen == clean
@@ -109,7 +109,7 @@ def test_a_full_disk_is_a_system_error_that_loses_nothing(
     if starved.returncode == 3:
         assert starved.stderr.startswith("error: ") and "internal error" not in starved.stderr
         assert "Traceback" not in starved.stderr
-    again = world.gate(batch)
+    again = world.gate_here(batch)
     assert again.returncode == 0, again.stderr
     assert world.observe() == clean
 
@@ -124,12 +124,12 @@ def test_a_failure_after_the_commit_keeps_the_month_and_the_next_run_repairs_it(
         summary.unlink()
     runs.rmdir()
     runs.write_text("not a folder")  # writing runs/<id>.json fails after the commit
-    broken = world.gate(batch)
+    broken = world.gate_here(batch)
     assert broken.returncode == 3 and "is committed" in broken.stderr and "runs" in broken.stderr
     assert "internal error" not in broken.stderr
     assert len(world.observe().committed) == 15  # the committed month stays committed
     runs.unlink()
-    again = world.gate(batch)
+    again = world.gate_here(batch)
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["duplicate_of"]
     assert world.observe() == clean
@@ -142,12 +142,8 @@ def test_a_run_killed_after_its_commit_is_finished_by_assay_recover(
     world = make_world()
     batch = world.file("feb.csv", february())
     assert world.gate(batch, crash_at="after-commit").returncode == -signal.SIGKILL
-    command = ["recover", "--workspace", str(world.workspace), "--store", world.store_url, "--json"]
-    recovered = subprocess.run(
-        [sys.executable, "-m", "assay", *command],
-        capture_output=True,
-        text=True,
-        check=False,
+    recovered = completed(
+        "recover", "--workspace", str(world.workspace), "--store", world.store_url, "--json"
     )
     assert recovered.returncode == 0, recovered.stderr
     (item,) = json.loads(recovered.stdout)["recovered"]
@@ -163,7 +159,7 @@ def test_a_refused_month_killed_while_measured_is_never_history(make_world: Call
     # March is truncated too: judged against January's 20 rows it is refused, never against the
     # killed run's 5 (a load of a run that did not commit is no one's history)
     march = "\n".join(line.replace("2025-02-28", "2025-03-31") for line in truncated) + "\n"
-    done = world.gate(world.file("mar-short.csv", march))
+    done = world.gate_here(world.file("mar-short.csv", march))
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["passed"] == 0 and summary["groups"][0]["rejected"]

@@ -1,8 +1,9 @@
 """A small gate world for the crash tests: a contributor whose January is committed, and a
 February batch that exercises every publication of a gate run (committed rows, a trend failure,
 a broken sum and an unreadable cell quarantined, two rows held on a never-seen status), run as the
-real ``assay gate`` command in a subprocess, on SQLite or PostgreSQL; and what the workspace and
-the store hold afterwards, to compare with a clean run."""
+real ``assay gate`` command in a subprocess (the run that is killed, starved or raced), or in this
+process (the runs after it), on SQLite or PostgreSQL; and what the workspace and the store hold
+afterwards, to compare with a clean run."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from _invoke import completed
 from assay.gate.gate import GateOptions
 from assay.lake.iceberg import Warehouse
 from assay.platform.flows import gate as run_gate
@@ -98,10 +100,10 @@ class World:
         return world
 
     def command(self, batch: Path) -> list[str]:
+        return [sys.executable, "-m", "assay", *self.arguments(batch)]
+
+    def arguments(self, batch: Path) -> list[str]:
         return [
-            sys.executable,
-            "-m",
-            "assay",
             "gate",
             str(batch),
             "--rules",
@@ -134,6 +136,10 @@ class World:
         return subprocess.run(
             self.command(batch), env=env, capture_output=True, text=True, timeout=300, check=False, **popen
         )
+
+    def gate_here(self, batch: Path) -> subprocess.CompletedProcess[str]:
+        """The same command in this process: for a run that is not killed, starved or raced."""
+        return completed(*self.arguments(batch))
 
     def start(self, batch: Path) -> subprocess.Popen[str]:
         return subprocess.Popen(

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from _demo_workspace import cli_env
-from _invoke import assay
+from _invoke import assay, completed
 from _receivers import Mailbox, Receiver
 from assay.store import MetricStore
 
@@ -470,15 +470,17 @@ def test_a_route_to_an_undeclared_channel_is_a_clear_mistake(
 CHECK_POINTS = ("after-start", "after-measure", "before-commit", "after-settle", "after-summary")
 
 
-def _cli(world: World, *args: str, crash: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = cli_env()
-    env.pop("ASSAY_CRASH_AT", None)
-    if crash:
-        env["ASSAY_CRASH_AT"] = crash
+def _killed(world: World, *args: str, crash: str) -> subprocess.CompletedProcess[str]:
+    """``assay ARGS...`` killed at ``crash``: a process of its own."""
     return subprocess.run(
         [sys.executable, "-m", "assay", *args, "--workspace", str(world.root)],
-        capture_output=True, text=True, env=env, timeout=120, check=False,
+        capture_output=True, text=True, env=cli_env(ASSAY_CRASH_AT=crash), timeout=120, check=False,
     )  # fmt: skip
+
+
+def _cli(world: World, *args: str) -> subprocess.CompletedProcess[str]:
+    """``assay ARGS...`` not killed (the run again, the next delivery pass): in this process."""
+    return completed(*args, "--workspace", str(world.root))
 
 
 @pytest.mark.parametrize("point", CHECK_POINTS)
@@ -490,7 +492,7 @@ def test_a_run_killed_at_each_stage_boundary_sends_each_notification_once_and_in
     world.check(capsys, 2)
     at = world.day(3, rows=2)
     run = ["check", "run", str(world.document), "--at", at, "--now", f"{at}T07:00:00Z"]
-    killed = _cli(world, *run, crash=point)
+    killed = _killed(world, *run, crash=point)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     if point not in ("after-settle", "after-summary"):  # killed before its commit: nothing to send
         with MetricStore.open(workspace=world.root) as store:
@@ -499,7 +501,7 @@ def test_a_run_killed_at_each_stage_boundary_sends_each_notification_once_and_in
         assert again.returncode in (0, 1), again.stderr
     # the delivery pass is killed after sending, before recording: the next pass sends again
     assert (
-        _cli(world, "notify", "deliver", "--now", f"{at}T08:00:00Z", crash="after-send").returncode
+        _killed(world, "notify", "deliver", "--now", f"{at}T08:00:00Z", crash="after-send").returncode
         == -signal.SIGKILL
     )
     done = _cli(world, "notify", "deliver", "--now", f"{at}T08:10:00Z")

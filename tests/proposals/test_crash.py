@@ -12,15 +12,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _demo_workspace import cli_env
+from _invoke import completed  # the commands that are not killed run in this process
 
 
-def assay(*args: str, crash: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = cli_env(**({"ASSAY_CRASH_AT": crash} if crash else {}))
+def killed(*args: str, crash: str) -> subprocess.CompletedProcess[str]:
+    """``assay ARGS...`` killed at ``crash``: a process of its own."""
     return subprocess.run(
         [sys.executable, "-m", "assay", *args],
         capture_output=True,
         text=True,
-        env=env,
+        env=cli_env(ASSAY_CRASH_AT=crash),
         timeout=300,
         check=False,
     )
@@ -32,17 +33,17 @@ def test_an_accept_killed_after_writing_the_document_is_finished_by_the_next(
     world = tmp_path / "ws"
     shutil.copytree(trades_history, world)
     ws = ("--workspace", str(world))
-    found = json.loads(assay("propose", "payments.trades", "--json", *ws).stdout)
+    found = json.loads(completed("propose", "payments.trades", "--json", *ws).stdout)
     proposal = next(p for p in found if p["kind"] == "values")
     document = world / "checks" / "trades.yaml"
-    killed = assay("proposals", "accept", proposal["id"], "--by", "ana", *ws, crash="after-document")
-    assert killed.returncode == -signal.SIGKILL
+    accept = killed("proposals", "accept", proposal["id"], "--by", "ana", *ws, crash="after-document")
+    assert accept.returncode == -signal.SIGKILL
     expectation_id = proposal["expectation"]["id"]
     assert document.read_text().count(f"id: {expectation_id}") == 1  # written, not committed
-    shown = json.loads(assay("proposals", "show", proposal["id"], "--json", *ws).stdout)
+    shown = json.loads(completed("proposals", "show", proposal["id"], "--json", *ws).stdout)
     assert shown["proposal"]["state"] == "open"
-    again = assay("proposals", "accept", proposal["id"][:8], "--by", "ana", "--json", *ws)
+    again = completed("proposals", "accept", proposal["id"][:8], "--by", "ana", "--json", *ws)
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["proposal"]["state"] == "accepted"
     assert document.read_text().count(f"id: {expectation_id}") == 1  # not a second copy
-    assert assay("check", "validate", str(document)).returncode == 0
+    assert completed("check", "validate", str(document)).returncode == 0
