@@ -5,8 +5,13 @@ Each document is read top to bottom in a scratch folder holding a copy of the wo
 `assay demo` builds (``assay-demo/``, as a user who ran the demo has it), so the examples use
 the demo's files. In a console block:
 
-- ``$ assay ...`` runs the real command (these sources), ``$ cd DIR`` changes the folder for the
-  rest of the document, any other ``$ ...`` line runs in bash; a line ending in ``\\`` continues;
+- ``$ assay ...`` runs the real command (these sources' ``assay.cli.main``, as the installed
+  ``assay`` script does) in this process, in the document's current folder and without the
+  environment's ``ASSAY_WORKSPACE`` and ``ASSAY_STORE_URL``; except with ``--engine spark``, which
+  runs in a process of its own (in this one it would share, and at its end stop, the suite's
+  SparkSession). tests/test_cli.py runs every command as a process of its own;
+- ``$ cd DIR`` changes the folder for the rest of the document, any other ``$ ...`` line runs in
+  bash; a line ending in ``\\`` continues;
 - the exit code expected is 0, or 2 when the output shown holds a line starting ``error:``, or
   the N of a trailing ``# exits N`` comment on the command;
 - the output shown under a command is checked loosely: every word of each line must be in what
@@ -25,6 +30,8 @@ line ``<!-- not-run: the reason -->`` right above its fence; those are listed by
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import shlex
 import subprocess
@@ -35,6 +42,7 @@ from pathlib import Path
 import pytest
 
 from _demo_workspace import cli_env, copy
+from _invoke import completed
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -43,6 +51,7 @@ FILE_NAME = re.compile(r"^([\w.-]+)(?:\s+encoding=([\w-]+))?$")
 NOT_RUN = re.compile(r"<!--\s*not-run:\s*(.*?)\s*-->\s*$")
 EXITS = re.compile(r"\s+#\s*exits\s+(\d+)\b.*$")
 MOST_NOT_RUN = 3
+CLI_HIDDEN = ("ASSAY_WORKSPACE", "ASSAY_STORE_URL")  # what cli_env takes out of a subprocess's environment
 
 
 @dataclass(frozen=True)
@@ -121,7 +130,9 @@ def run_step(step: Step, folder: Path, block: Block) -> Path:
         target = (folder / argv[1]).resolve()
         assert target.is_dir(), f"{block.where}: `{step.command}`: no such folder"
         return target
-    if argv[0] == "assay":
+    if argv[0] == "assay" and "spark" not in argv:
+        done = assay_here(argv[1:], folder)
+    elif argv[0] == "assay":
         command = [sys.executable, "-m", "assay", *argv[1:]]
         done = subprocess.run(command, cwd=folder, env=cli_env(), capture_output=True, text=True, timeout=300)
     else:
@@ -147,6 +158,16 @@ def run_step(step: Step, folder: Path, block: Block) -> Path:
         missing = sorted(shown - seen)
         assert not missing, f"{block.where}: `{step.command}` did not print {missing} of {line!r}:\n{printed}"
     return folder
+
+
+def assay_here(args: list[str], folder: Path) -> subprocess.CompletedProcess[str]:
+    """``assay ARGS...`` in this process, in ``folder``, in the environment ``cli_env`` gives."""
+    hidden = {name: os.environ.pop(name) for name in CLI_HIDDEN if name in os.environ}
+    try:
+        with contextlib.chdir(folder):
+            return completed(*args)
+    finally:
+        os.environ.update(hidden)
 
 
 def run_python(block: Block, folder: Path) -> None:
