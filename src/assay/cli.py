@@ -884,7 +884,11 @@ def demo(
     story = Console(file=io.StringIO(), width=100, record=True) if json_out else Console(record=True)
     done = run_demo(story, workspace or Path("assay-demo"), status=err)
     command = f"assay serve --workspace {done['workspace']} --now {CLOCK} --port {port}"
-    story.print(f"\nSee it all in a browser: {command}", highlight=False, markup=False)
+    story.print(
+        f"\nSee it all in a browser: {command}\nthen open the login link it prints (http://127.0.0.1:{port}/).",
+        highlight=False,
+        markup=False,
+    )
     done["serve"] = {"command": command, "url": f"http://127.0.0.1:{port}/", "now": CLOCK}
     (Path(done["workspace"]) / "story.txt").write_text(story.export_text(styles=False))
     if json_out:

@@ -57,9 +57,13 @@ def login(page: Any, site: dict[str, Any], role: str) -> None:
     page.wait_for_url(site["base"] + "/")
 
 
+LISTS = {"runs", "gate", "profile", "proposals", "decisions"}
+"""Pages whose screenshot is the first screen (a long list's whole page says no more)."""
+
+
 def shot(page: Any, name: str) -> None:
     IMAGES.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(IMAGES / f"{name}.png"), full_page=True)
+    page.screenshot(path=str(IMAGES / f"{name}.png"), full_page=name not in LISTS)
 
 
 def _dump(root: Path) -> dict[str, list[Any]]:

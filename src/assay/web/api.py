@@ -10,43 +10,22 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import FileResponse
 from pydantic import BaseModel, Field
 
 from assay.web import authoring, catalog, datasets, operations
-from assay.web.auth import Principal, check_csrf, require
+from assay.web.auth import Principal, needs, plane_of
 from assay.web.paging import Page
 from assay.web.plane import Plane, check_name
 
 router = APIRouter()
 
 
-def _plane(request: Request) -> Plane:
-    plane: Plane = request.app.state.plane
-    return plane
-
-
-def viewer(request: Request) -> Principal:
-    return require(request, "viewer")
-
-
-def author(request: Request) -> Principal:
-    who = require(request, "author")
-    check_csrf(who, request, None)
-    return who
-
-
-def admin(request: Request) -> Principal:
-    who = require(request, "admin")
-    check_csrf(who, request, None)
-    return who
-
-
-PlaneDep = Annotated[Plane, Depends(_plane)]
-Viewer = Annotated[Principal, Depends(viewer)]
-Author = Annotated[Principal, Depends(author)]
-Admin = Annotated[Principal, Depends(admin)]
+PlaneDep = Annotated[Plane, Depends(plane_of)]
+Viewer = Annotated[Principal, Depends(needs("viewer"))]
+Author = Annotated[Principal, Depends(needs("author", csrf_header=True))]
+Admin = Annotated[Principal, Depends(needs("admin", csrf_header=True))]
 PageNumber = Annotated[int, Query(ge=1, description="The page, from 1.")]
 PerPage = Annotated[int, Query(ge=1, le=200, description="Items per page (at most 200).")]
 

@@ -15,11 +15,16 @@ values and proposals, and works incidents; ``admin`` also manages users.
 from __future__ import annotations
 
 import hmac
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fastapi import Request
 
 from assay.store.users import ROLES, User, allows
+
+if TYPE_CHECKING:
+    from assay.web.plane import Plane
 
 SESSION_COOKIE = "assay_session"
 LOGIN_CSRF_COOKIE = "assay_login_csrf"
@@ -91,3 +96,23 @@ def check_csrf(who: Principal, request: Request, sent: str | None) -> None:
     token = sent or request.headers.get(CSRF_HEADER)
     if not token or who.csrf is None or not hmac.compare_digest(token, who.csrf):
         raise Forbidden("the form's CSRF token is missing or wrong: reload the page and try again")
+
+
+def needs(role: str, *, csrf_header: bool = False) -> Callable[[Request], Principal]:
+    """A route's dependency: the caller, with ``role``. With ``csrf_header`` (the API, whose
+    bodies are JSON), a write made with the session cookie must also carry ``X-CSRF-Token``; a
+    page checks the form's token once it has read the form."""
+
+    def caller(request: Request) -> Principal:
+        who = require(request, role)
+        if csrf_header:
+            check_csrf(who, request, None)
+        return who
+
+    return caller
+
+
+def plane_of(request: Request) -> Plane:
+    """The plane the application serves (a route's dependency)."""
+    plane: Plane = request.app.state.plane
+    return plane

@@ -6,6 +6,7 @@ filter that updates as you type, a dry run shown in place); every page works wit
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
@@ -25,7 +26,8 @@ from assay.web.auth import (
     Principal,
     check_csrf,
     identify,
-    require,
+    needs,
+    plane_of,
 )
 from assay.web.paging import Page
 from assay.web.plane import Plane, check_name
@@ -45,27 +47,10 @@ NAV = (
 )
 
 
-def _plane(request: Request) -> Plane:
-    plane: Plane = request.app.state.plane
-    return plane
-
-
-def viewer(request: Request) -> Principal:
-    return require(request, "viewer")
-
-
-def author(request: Request) -> Principal:
-    return require(request, "author")
-
-
-def admin(request: Request) -> Principal:
-    return require(request, "admin")
-
-
-PlaneDep = Annotated[Plane, Depends(_plane)]
-Viewer = Annotated[Principal, Depends(viewer)]
-Author = Annotated[Principal, Depends(author)]
-Admin = Annotated[Principal, Depends(admin)]
+PlaneDep = Annotated[Plane, Depends(plane_of)]
+Viewer = Annotated[Principal, Depends(needs("viewer"))]
+Author = Annotated[Principal, Depends(needs("author"))]
+Admin = Annotated[Principal, Depends(needs("admin"))]
 Csrf = Annotated[str | None, Form(alias=CSRF_FIELD)]
 
 
@@ -141,7 +126,7 @@ def render(
             "nav": NAV,
             "flash": flash,
             "path": request.url.path,
-            "now": _plane(request).clock().isoformat(),
+            "now": plane_of(request).clock().isoformat(),
         },
         status_code=status,
     )
@@ -186,7 +171,7 @@ def login_form(request: Request, next: str | None = None, token: str | None = No
     """The login form; with ``token``, a one-time login link (``assay serve`` printed it)."""
     from assay.store.users import new_secret
 
-    plane = _plane(request)
+    plane = plane_of(request)
     if token:
         user = plane.store.use_login_code(token)
         if user is None:
@@ -219,7 +204,7 @@ def login(
     double-submit cookie, since there is no session yet."""
     import hmac
 
-    plane = _plane(request)
+    plane = plane_of(request)
     expected = request.cookies.get(LOGIN_CSRF_COOKIE)
     if not csrf or not expected or not hmac.compare_digest(csrf, expected):
         raise Forbidden("the login form's CSRF token is missing or wrong: reload the page and try again")
@@ -249,7 +234,7 @@ def _logged_in(plane: Plane, user: Any, target: str) -> Response:
 def logout(request: Request, who: Viewer, csrf: Csrf = None) -> Response:
     check_csrf(who, request, csrf)
     if who.session_id:
-        _plane(request).store.close_session(who.session_id)
+        plane_of(request).store.close_session(who.session_id)
     response = RedirectResponse("/login", status_code=303)
     response.delete_cookie(SESSION_COOKIE, path="/")
     return response
@@ -392,121 +377,92 @@ def _editor(
     )
 
 
-def _form_of(plane: Plane, name: str, fields: dict[str, Any]) -> dict[str, Any]:
-    """The editor's state from a posted form (what the author wrote, kept as written)."""
-    base = authoring.edit_template(plane, name, fields["replacing"]) if fields.get("replacing") else None
-    known = base or authoring.template(plane, name, fields.get("type") or "custom")
-    return {
-        **known,
-        "type": fields.get("type") or known["type"],
-        "measure": fields["measure"],
-        "expect": fields["expect"],
-        "profile": fields.get("profile") or known["profile"],
-        "source": fields.get("source"),
-        "replacing": fields.get("replacing") or None,
-    }
+@dataclass
+class EditorForm:
+    """The check editor's form as the author left it (posted by the dry run, review and save
+    buttons alike), and the session's CSRF token that came with it."""
+
+    expect: str
+    measure: str = "[]"
+    profile: str | None = None
+    source: str | None = None
+    replacing: str | None = None
+    kind: str | None = None
+    base: str | None = None
+    csrf: str | None = None
+
+    @classmethod
+    def posted(
+        cls,
+        expect: Annotated[str, Form(max_length=20_000)],
+        measure: Annotated[str, Form(max_length=20_000)] = "[]",
+        profile: Annotated[str | None, Form(max_length=200)] = None,
+        source: Annotated[str | None, Form(max_length=5_000)] = None,
+        replacing: Annotated[str | None, Form(max_length=200)] = None,
+        kind: Annotated[str | None, Form(alias="type", max_length=40)] = None,
+        base: Annotated[str | None, Form(min_length=64, max_length=64)] = None,
+        csrf: Csrf = None,
+    ) -> EditorForm:
+        return cls(expect, measure, profile or None, source or None, replacing or None, kind, base, csrf)
+
+    @property
+    def draft(self) -> authoring.Draft:
+        return authoring.Draft(self.measure, self.expect, self.profile, self.source, self.replacing)
+
+    def shown(self, plane: Plane, name: str) -> dict[str, Any]:
+        """The editor's state to draw again: the template's lists, the author's text as written."""
+        if self.replacing:
+            known = authoring.edit_template(plane, name, self.replacing)
+        else:
+            known = authoring.template(plane, name, self.kind or "custom")
+        return {
+            **known,
+            "type": self.kind or known["type"],
+            "measure": self.measure,
+            "expect": self.expect,
+            "profile": self.profile or known["profile"],
+            "source": self.source,
+            "replacing": self.replacing,
+        }
 
 
-Text = Annotated[str, Form(max_length=20_000)]
-Short = Annotated[str | None, Form(max_length=5_000)]
+Editor = Annotated[EditorForm, Depends(EditorForm.posted)]
+
+
+def _edit(request: Request, plane: Plane, who: Principal, name: str, form: EditorForm, step: str) -> Response:
+    """A dry run or a review of the editor's form, drawn on the editor's page (a mistake in the
+    draft is shown there, the author's text kept)."""
+    check_csrf(who, request, form.csrf)
+    check_name(name, "dataset")
+    shown = form.shown(plane, name)
+    try:
+        if step == "dry":
+            return _editor(request, who, name, shown, dry=authoring.dry_run(plane, name, form.draft))
+        return _editor(request, who, name, shown, review=authoring.preview(plane, name, form.draft))
+    except ConfigError as err:
+        return _editor(request, who, name, shown, error=str(err), status=400)
 
 
 @router.post("/datasets/{name}/checks/dry-run")
-def dry_run_page(
-    request: Request,
-    plane: PlaneDep,
-    who: Author,
-    name: str,
-    expect: Text,
-    measure: Text = "[]",
-    profile: Short = None,
-    source: Short = None,
-    replacing: Short = None,
-    kind: Annotated[str | None, Form(alias="type", max_length=40)] = None,
-    csrf: Csrf = None,
-) -> Response:
-    check_csrf(who, request, csrf)
-    check_name(name, "dataset")
-    fields = {
-        "measure": measure,
-        "expect": expect,
-        "profile": profile,
-        "source": source,
-        "replacing": replacing,
-        "type": kind,
-    }
-    form = _form_of(plane, name, fields)
-    draft = authoring.Draft(measure, expect, profile or None, source or None, replacing or None)
-    try:
-        dry = authoring.dry_run(plane, name, draft)
-    except ConfigError as err:
-        return _editor(request, who, name, form, error=str(err), status=400)
-    return _editor(request, who, name, form, dry=dry)
+def dry_run_page(request: Request, plane: PlaneDep, who: Author, name: str, form: Editor) -> Response:
+    return _edit(request, plane, who, name, form, "dry")
 
 
 @router.post("/datasets/{name}/checks/preview")
-def preview_page(
-    request: Request,
-    plane: PlaneDep,
-    who: Author,
-    name: str,
-    expect: Text,
-    measure: Text = "[]",
-    profile: Short = None,
-    source: Short = None,
-    replacing: Short = None,
-    kind: Annotated[str | None, Form(alias="type", max_length=40)] = None,
-    csrf: Csrf = None,
-) -> Response:
-    check_csrf(who, request, csrf)
-    check_name(name, "dataset")
-    fields = {
-        "measure": measure,
-        "expect": expect,
-        "profile": profile,
-        "source": source,
-        "replacing": replacing,
-        "type": kind,
-    }
-    form = _form_of(plane, name, fields)
-    draft = authoring.Draft(measure, expect, profile or None, source or None, replacing or None)
-    try:
-        review = authoring.preview(plane, name, draft)
-    except ConfigError as err:
-        return _editor(request, who, name, form, error=str(err), status=400)
-    return _editor(request, who, name, form, review=review)
+def preview_page(request: Request, plane: PlaneDep, who: Author, name: str, form: Editor) -> Response:
+    return _edit(request, plane, who, name, form, "review")
 
 
 @router.post("/datasets/{name}/checks/save")
-def save_page(
-    request: Request,
-    plane: PlaneDep,
-    who: Author,
-    name: str,
-    expect: Text,
-    base: Annotated[str, Form(min_length=64, max_length=64)],
-    measure: Text = "[]",
-    profile: Short = None,
-    source: Short = None,
-    replacing: Short = None,
-    kind: Annotated[str | None, Form(alias="type", max_length=40)] = None,
-    csrf: Csrf = None,
-) -> Response:
-    check_csrf(who, request, csrf)
+def save_page(request: Request, plane: PlaneDep, who: Author, name: str, form: Editor) -> Response:
+    check_csrf(who, request, form.csrf)
     check_name(name, "dataset")
-    draft = authoring.Draft(measure, expect, profile or None, source or None, replacing or None)
     try:
-        saved = authoring.save(plane, name, draft, base=base, by=who.name)
+        if form.base is None:
+            raise ConfigError("review the change before saving it")
+        saved = authoring.save(plane, name, form.draft, base=form.base, by=who.name)
     except ConfigError as err:
-        fields = {
-            "measure": measure,
-            "expect": expect,
-            "profile": profile,
-            "source": source,
-            "replacing": replacing,
-            "type": kind,
-        }
-        return _editor(request, who, name, _form_of(plane, name, fields), error=str(err), status=400)
+        return _editor(request, who, name, form.shown(plane, name), error=str(err), status=400)
     return back(
         f"/datasets/{quote(name, safe='')}/quality",
         f"saved {saved['expectation']} in {saved['document']}",
