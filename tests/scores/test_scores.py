@@ -374,3 +374,26 @@ def test_certify_refuses_a_dataset_without_a_document_with_a_message(
     run_days(tmp_path, 1)  # profiled only: the store knows it, no document does
     assert assay("certify", "shop.orders", "--workspace", str(tmp_path)) == 2
     assert "has no check document in the workspace's checks/ folder" in capsys.readouterr().err
+
+
+def test_every_score_read_at_once_equals_each_read_alone(tmp_path: Path) -> None:
+    """``score_inputs`` (five queries for every dataset: the catalog, ``assay score``) gives each
+    dataset the score its own reads give, on the demo's four datasets of every kind (a check
+    document, DQDL runs, gate runs, a profiled dataset)."""
+    from _demo_workspace import copy
+    from assay.demo.orders import CLOCK
+    from assay.platform.scores import score_dataset, subjects, window
+
+    root = copy(tmp_path / "demo")
+    now = datetime.fromisoformat(CLOCK)
+    with MetricStore.open(workspace=root) as store:
+        found = subjects(root, store)
+        assert {s.name for s in found} == {"orders", "payments.trades", "silver.accounts", "vendor_trades"}
+        inputs = store.score_inputs(*window(now))
+        for s in found:
+            alone, together = score_dataset(s, store, now=now), score_dataset(s, inputs, now=now)
+            assert together.to_dict() == alone.to_dict(), s.name
+        assert inputs.outcomes["orders"] and inputs.schemas["payments.trades"]
+        assert inputs.load_runs["payments.trades"]
+        with pytest.raises(ValueError, match="were read for"):
+            inputs.outcomes_between("orders", now, now)

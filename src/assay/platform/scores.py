@@ -175,12 +175,17 @@ def _event_names(path: Path) -> set[str]:
     return names
 
 
+def window(now: datetime) -> tuple[datetime, datetime]:
+    """The window a score at ``now`` reads: the last :data:`WINDOW_DAYS` days, ``(since, until]``."""
+    return now - timedelta(days=WINDOW_DAYS), now
+
+
 def score_dataset(subject: Subject, store: Any, *, now: datetime) -> Score:
-    """The score of one dataset at ``now``: ONE read of its outcomes, runs and reads each."""
+    """The score of one dataset at ``now``: ONE read of its outcomes, runs and reads each (from
+    the store, or from the :class:`~assay.store.scores.ScoreInputs` of many datasets at once)."""
     from assay.platform.incidents import dimension_of
 
-    until = now
-    since = now - timedelta(days=WINDOW_DAYS)
+    since, until = window(now)
     outcomes = store.outcomes_between(subject.name, since, until)
     readers = store.load_runs_between(subject.name, since, until)
     reads = store.reads_between(subject.name, since, until)
@@ -341,7 +346,10 @@ def score_all(
 ) -> list[Score]:
     """The scores of the datasets :func:`subjects` finds, each kept as the score of its day."""
     moment = now or datetime.now(UTC)
-    found = [score_dataset(s, store, now=moment) for s in subjects(workspace, store, names)]
+    chosen = subjects(workspace, store, names)
+    # several datasets: what each score reads is read for all of them at once
+    reader = store.score_inputs(*window(moment)) if len(chosen) > 1 else store
+    found = [score_dataset(s, reader, now=moment) for s in chosen]
     if keep:
         for s in found:
             store.record_score(

@@ -63,6 +63,41 @@ class BadgeRow:
     criteria: list[dict[str, Any]] | None
 
 
+@dataclass(frozen=True)
+class ScoreInputs:
+    """What scoring reads of every dataset in one window, read at once (:meth:`ScoreRecords.score_inputs`);
+    it answers a score's reads (``outcomes_between``, ``load_runs_between``, ``reads_between``,
+    ``latest_schema``) as the store would, for that window."""
+
+    since: datetime
+    until: datetime
+    outcomes: dict[str, list[OutcomeRow]]
+    load_runs: dict[str, set[str]]
+    reads: dict[str, list[tuple[str, str | None]]]
+    schemas: dict[str, list[tuple[str, str]]]
+
+    def _window(self, since: datetime, until: datetime) -> None:
+        if (since, until) != (self.since, self.until):
+            raise ValueError(
+                f"these inputs were read for ({self.since}, {self.until}], not ({since}, {until}]"
+            )
+
+    def outcomes_between(self, dataset: str, since: datetime, until: datetime) -> list[OutcomeRow]:
+        self._window(since, until)
+        return self.outcomes.get(dataset, [])
+
+    def load_runs_between(self, dataset: str, since: datetime, until: datetime) -> set[str]:
+        self._window(since, until)
+        return self.load_runs.get(dataset, set())
+
+    def reads_between(self, dataset: str, since: datetime, until: datetime) -> list[tuple[str, str | None]]:
+        self._window(since, until)
+        return self.reads.get(dataset, [])
+
+    def latest_schema(self, dataset: str) -> list[tuple[str, str]]:
+        return self.schemas.get(dataset, [])
+
+
 class ScoreRecords:
     """Score- and certification-related methods of the metric store."""
 
@@ -77,102 +112,36 @@ class ScoreRecords:
 
     def outcomes_between(self: _Store, dataset: str, since: datetime, until: datetime) -> list[OutcomeRow]:
         """The check outcomes of ``dataset`` with a logical time in ``(since, until]``, of
-        completed runs only (a run still running or rolled back has none), oldest first."""
-        require_aware(since, "since")
-        require_aware(until, "until")
-        outcomes, runs = schema.check_outcomes, schema.runs
+        completed runs only (a run still running or rolled back has none), oldest first; then
+        the rules of its DQDL and gate runs."""
         with self._transaction() as connection:
-            rows = connection.execute(
-                sa.select(
-                    outcomes.c.run_id,
-                    outcomes.c.at,
-                    outcomes.c.expectation,
-                    outcomes.c.outcome,
-                    outcomes.c.mode,
-                    outcomes.c.severity,
-                    outcomes.c.reason,
-                )
-                .select_from(outcomes.join(schema.datasets).join(runs, runs.c.id == outcomes.c.run_id))
-                .where(
-                    schema.datasets.c.name == dataset,
-                    outcomes.c.at > since,
-                    outcomes.c.at <= until,
-                    runs.c.state != "running",
-                )
-                .order_by(outcomes.c.at, outcomes.c.run_id, outcomes.c.position)
-            ).all()
-            # the rules of DQDL and gate runs (Glue's outcomes, kept in `outcomes`), at their
-            # load's logical time: enforced, severity error, named by their rule text
-            loads, rules = schema.loads, schema.outcomes
-            dqdl = connection.execute(
-                sa.select(rules.c.run_id, loads.c.logical_time, rules.c.rule, rules.c.outcome)
-                .select_from(
-                    rules.join(runs, runs.c.id == rules.c.run_id)
-                    .join(loads, loads.c.id == runs.c.load_id)
-                    .join(schema.datasets, schema.datasets.c.id == runs.c.dataset_id)
-                )
-                .where(
-                    schema.datasets.c.name == dataset,
-                    loads.c.logical_time > since,
-                    loads.c.logical_time <= until,
-                    loads.c.status == "current",
-                    runs.c.state != "running",
-                )
-                .order_by(loads.c.logical_time, rules.c.run_id, rules.c.position)
-            ).all()
-        found = [
-            OutcomeRow(r.run_id, r.at, r.expectation, r.outcome, r.mode, r.severity, r.reason) for r in rows
-        ]
-        found.extend(
-            OutcomeRow(r.run_id, r.logical_time, r.rule, r.outcome, "enforce", "error", rule=True)
-            for r in dqdl
-        )
-        return found
+            return _outcomes(connection, since, until, [dataset]).get(dataset, [])
 
     def load_runs_between(self: _Store, dataset: str, since: datetime, until: datetime) -> set[str]:
         """The runs (any flow) that stored a current load of ``dataset`` with a logical time in
         ``(since, until]``: every run that read the dataset's data in that window."""
-        loads = schema.loads
         with self._transaction() as connection:
-            rows = connection.execute(
-                sa.select(loads.c.run_id)
-                .select_from(loads.join(schema.datasets))
-                .where(
-                    schema.datasets.c.name == dataset,
-                    loads.c.logical_time > since,
-                    loads.c.logical_time <= until,
-                    loads.c.status == "current",
-                    loads.c.run_id.is_not(None),
-                )
-                .distinct()
-            ).scalars()
-            return {str(r) for r in rows}
+            return _load_runs(connection, since, until, [dataset]).get(dataset, set())
 
     def latest_schema(self: _Store, dataset: str) -> list[tuple[str, str]]:
         """The columns of ``dataset``'s most recent current profiled load (the drift monitor's,
         partition ``""``), or ``[]`` when it was never profiled."""
-        loads = schema.loads
         with self._transaction() as connection:
-            load = connection.execute(
-                sa.select(loads.c.id)
-                .select_from(loads.join(schema.datasets))
-                .where(
-                    schema.datasets.c.name == dataset,
-                    loads.c.partition == "",
-                    loads.c.status == "current",
-                    sa.exists().where(schema.load_columns.c.load_id == loads.c.id),
-                )
-                .order_by(loads.c.logical_time.desc(), loads.c.id.desc())
-                .limit(1)
-            ).scalar_one_or_none()
-            if load is None:
-                return []
-            rows = connection.execute(
-                sa.select(schema.load_columns.c.name, schema.load_columns.c.type)
-                .where(schema.load_columns.c.load_id == load)
-                .order_by(schema.load_columns.c.position)
-            ).all()
-        return [(r.name, r.type) for r in rows]
+            return _schemas(connection, [dataset]).get(dataset, [])
+
+    def score_inputs(self: _Store, since: datetime, until: datetime) -> ScoreInputs:
+        """Everything a score reads, for every dataset at once, in five queries: what a list of
+        every dataset's score (the web's catalog, ``assay score``) reads instead of five queries
+        per dataset. It answers the per-dataset reads for the same window."""
+        with self._transaction() as connection:
+            return ScoreInputs(
+                since,
+                until,
+                _outcomes(connection, since, until, None),
+                _load_runs(connection, since, until, None),
+                _reads(connection, since, until, None),
+                _schemas(connection, None),
+            )
 
     # --- reads ----------------------------------------------------------------------------------
 
@@ -201,14 +170,8 @@ class ScoreRecords:
         self: _Store, dataset: str, since: datetime, until: datetime
     ) -> list[tuple[str, str | None]]:
         """The recorded reads of ``dataset`` in ``(since, until]``: (kind, by) each."""
-        reads = schema.reads
         with self._transaction() as connection:
-            rows = connection.execute(
-                sa.select(reads.c.kind, reads.c.by)
-                .select_from(reads.join(schema.datasets))
-                .where(schema.datasets.c.name == dataset, reads.c.at > since, reads.c.at <= until)
-            ).all()
-        return [(r.kind, r.by) for r in rows]
+            return _reads(connection, since, until, [dataset]).get(dataset, [])
 
     # --- scores ---------------------------------------------------------------------------------
 
@@ -269,6 +232,23 @@ class ScoreRecords:
             ).all()
         return [BadgeRow(r.seq, r.badge, r.at, r.by, r.reason, r.criteria) for r in rows]
 
+    def badges(self: _Store) -> dict[str, BadgeRow]:
+        """Every dataset's current badge (its latest change), in one query."""
+        table = schema.certifications
+        latest = sa.select(
+            table,
+            sa.func.row_number()
+            .over(partition_by=table.c.dataset_id, order_by=table.c.seq.desc())
+            .label("n"),
+        ).subquery()
+        with self._transaction() as connection:
+            rows = connection.execute(
+                sa.select(schema.datasets.c.name, latest)
+                .join(latest, latest.c.dataset_id == schema.datasets.c.id)
+                .where(latest.c.n == 1)
+            ).all()
+        return {r.name: BadgeRow(int(r.seq), r.badge, r.at, r.by, r.reason, r.criteria) for r in rows}
+
     def change_badge(
         self: _Store,
         dataset: str,
@@ -311,3 +291,132 @@ class ScoreRecords:
                 )
             )
             return True
+
+
+# --- what a score reads, for some datasets (names) or all (None), each in one query ------------------
+
+
+def _named(names: Sequence[str] | None) -> sa.ColumnElement[bool]:
+    return sa.true() if names is None else schema.datasets.c.name.in_(list(names))
+
+
+def _outcomes(
+    connection: Connection, since: datetime, until: datetime, names: Sequence[str] | None
+) -> dict[str, list[OutcomeRow]]:
+    require_aware(since, "since")
+    require_aware(until, "until")
+    outcomes, runs, datasets = schema.check_outcomes, schema.runs, schema.datasets
+    rows = connection.execute(
+        sa.select(
+            datasets.c.name,
+            outcomes.c.run_id,
+            outcomes.c.at,
+            outcomes.c.expectation,
+            outcomes.c.outcome,
+            outcomes.c.mode,
+            outcomes.c.severity,
+            outcomes.c.reason,
+        )
+        .select_from(outcomes.join(datasets).join(runs, runs.c.id == outcomes.c.run_id))
+        .where(_named(names), outcomes.c.at > since, outcomes.c.at <= until, runs.c.state != "running")
+        .order_by(outcomes.c.at, outcomes.c.run_id, outcomes.c.position)
+    ).all()
+    # the rules of DQDL and gate runs (Glue's outcomes, kept in `outcomes`), at their load's
+    # logical time: enforced, severity error, named by their rule text
+    loads, rules = schema.loads, schema.outcomes
+    dqdl = connection.execute(
+        sa.select(datasets.c.name, rules.c.run_id, loads.c.logical_time, rules.c.rule, rules.c.outcome)
+        .select_from(
+            rules.join(runs, runs.c.id == rules.c.run_id)
+            .join(loads, loads.c.id == runs.c.load_id)
+            .join(datasets, datasets.c.id == runs.c.dataset_id)
+        )
+        .where(
+            _named(names),
+            loads.c.logical_time > since,
+            loads.c.logical_time <= until,
+            loads.c.status == "current",
+            runs.c.state != "running",
+        )
+        .order_by(loads.c.logical_time, rules.c.run_id, rules.c.position)
+    ).all()
+    found: dict[str, list[OutcomeRow]] = {}
+    for r in rows:
+        found.setdefault(r.name, []).append(
+            OutcomeRow(r.run_id, r.at, r.expectation, r.outcome, r.mode, r.severity, r.reason)
+        )
+    for d in dqdl:
+        found.setdefault(d.name, []).append(
+            OutcomeRow(d.run_id, d.logical_time, d.rule, d.outcome, "enforce", "error", rule=True)
+        )
+    return found
+
+
+def _load_runs(
+    connection: Connection, since: datetime, until: datetime, names: Sequence[str] | None
+) -> dict[str, set[str]]:
+    loads = schema.loads
+    rows = connection.execute(
+        sa.select(schema.datasets.c.name, loads.c.run_id)
+        .select_from(loads.join(schema.datasets))
+        .where(
+            _named(names),
+            loads.c.logical_time > since,
+            loads.c.logical_time <= until,
+            loads.c.status == "current",
+            loads.c.run_id.is_not(None),
+        )
+        .distinct()
+    ).all()
+    found: dict[str, set[str]] = {}
+    for name, run_id in rows:
+        found.setdefault(name, set()).add(str(run_id))
+    return found
+
+
+def _reads(
+    connection: Connection, since: datetime, until: datetime, names: Sequence[str] | None
+) -> dict[str, list[tuple[str, str | None]]]:
+    reads = schema.reads
+    rows = connection.execute(
+        sa.select(schema.datasets.c.name, reads.c.kind, reads.c.by)
+        .select_from(reads.join(schema.datasets))
+        .where(_named(names), reads.c.at > since, reads.c.at <= until)
+        .order_by(reads.c.id)
+    ).all()
+    found: dict[str, list[tuple[str, str | None]]] = {}
+    for name, kind, by in rows:
+        found.setdefault(name, []).append((kind, by))
+    return found
+
+
+def _schemas(connection: Connection, names: Sequence[str] | None) -> dict[str, list[tuple[str, str]]]:
+    """Each dataset's columns in its most recent current profiled load (partition ``""``)."""
+    loads, columns = schema.loads, schema.load_columns
+    latest = (
+        sa.select(
+            schema.datasets.c.name,
+            loads.c.id,
+            sa.func.row_number()
+            .over(partition_by=loads.c.dataset_id, order_by=(loads.c.logical_time.desc(), loads.c.id.desc()))
+            .label("n"),
+        )
+        .select_from(loads.join(schema.datasets))
+        .where(
+            _named(names),
+            loads.c.partition == "",
+            loads.c.status == "current",
+            sa.exists().where(columns.c.load_id == loads.c.id),
+        )
+        .subquery()
+    )
+    rows = connection.execute(
+        sa.select(latest.c.name, columns.c.name.label("column"), columns.c.type)
+        .join(latest, latest.c.id == columns.c.load_id)
+        .where(latest.c.n == 1)
+        .order_by(latest.c.name, columns.c.position)
+    ).all()
+    found: dict[str, list[tuple[str, str]]] = {}
+    for name, column, type_ in rows:
+        found.setdefault(name, []).append((column, type_))
+    return found

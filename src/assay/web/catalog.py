@@ -43,11 +43,15 @@ def subject(plane: Plane, name: str) -> Any:
     raise NotFound(f"no dataset {name!r}")
 
 
-def dataset_entry(plane: Plane, s: Any, score: Any, activity: Any, now: datetime) -> dict[str, Any]:
-    """One dataset as the catalog lists it."""
+def dataset_entry(
+    plane: Plane, s: Any, score: Any, activity: Any, now: datetime, badge: Any = None
+) -> dict[str, Any]:
+    """One dataset as the catalog lists it (``badge``: its current badge, when read already)."""
     document = s.document
     owners = document.dataset.owners if document is not None else None
-    badges = plane.store.badge_history(s.name)
+    if badge is None:
+        history = plane.store.badge_history(s.name)
+        badge = history[-1] if history else None
     return {
         "name": s.name,
         "kind": "dataset",
@@ -59,7 +63,7 @@ def dataset_entry(plane: Plane, s: Any, score: Any, activity: Any, now: datetime
         else {"team": None, "contact": None},
         "tags": list(s.tags),
         "schema": s.schema,
-        "badge": badges[-1].badge if badges else None,
+        "badge": None if badge is None else badge.badge,
         "open_incidents": activity.open_incidents if activity else 0,
         "freshness": _freshness(activity, now),
         "last_run": _last_run(activity),
@@ -108,7 +112,7 @@ def catalog(
 ) -> dict[str, Any]:
     """The catalog's JSON: a page of entries, the filters applied, and the rollups of every
     dataset (not only the page's) by tag and by schema."""
-    from assay.platform.scores import rollup, score_dataset
+    from assay.platform.scores import rollup, score_dataset, window
 
     if sort not in SORTS:
         raise ConfigError(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
@@ -118,9 +122,12 @@ def catalog(
     now = plane.clock()
     activity = plane.store.activity()
     found = subjects(plane)
-    scores = [score_dataset(s, plane.store, now=now) for s in found]
+    inputs = plane.store.score_inputs(*window(now))  # every dataset's evidence in five queries
+    scores = [score_dataset(s, inputs, now=now) for s in found]
+    badges = plane.store.badges()
     entries = [
-        dataset_entry(plane, s, sc, activity.get(s.name), now) for s, sc in zip(found, scores, strict=True)
+        dataset_entry(plane, s, sc, activity.get(s.name), now, badges.get(s.name))
+        for s, sc in zip(found, scores, strict=True)
     ]
     for event in plane.events().values():
         entries.append(event_entry(plane, event, activity.get(event.name), now))
