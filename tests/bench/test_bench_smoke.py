@@ -85,7 +85,7 @@ def test_web_bench_renders_every_page_and_prints_its_figures(tmp_path: Path) -> 
 
     workspace, _ = built()
     measurements = tmp_path / "web.json"
-    args = ["--workspace", str(workspace), "--rounds", "1", "--json", str(measurements)]
+    args = ["--workspace", str(workspace), "--rounds", "1", "--datasets", "20", "--json", str(measurements)]
     done = subprocess.run(
         [sys.executable, str(BENCH / "web.py"), *args],
         capture_output=True,
@@ -97,4 +97,5 @@ def test_web_bench_renders_every_page_and_prints_its_figures(tmp_path: Path) -> 
     assert re.search(r"^slowest page: .+, \d+\.\d ms \(target < 300 ms\)$", done.stdout, re.MULTILINE)
     assert re.search(r"^dry run with a 30-date backtest: .+, 30 queries", done.stdout, re.MULTILINE)
     found = json.loads(measurements.read_text())
-    assert found["failed"] == [] and len(found["pages_ms"]) == 12
+    assert found["failed"] == [] and len(found["pages_ms"]) == 13  # 12 pages and the crowded catalog
+    assert re.search(r"^catalog with 20 more datasets: \d+\.\d ms", done.stdout, re.MULTILINE)
