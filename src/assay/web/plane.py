@@ -69,7 +69,7 @@ class Settings:
 
 @dataclass
 class _Cached:
-    stamp: tuple[int, int]
+    stamp: Any  # what the files were when read: (mtime, size), per file
     value: Any
 
 
@@ -81,6 +81,7 @@ class Plane:
     workspace: Workspace = field(init=False)
     store: Any = field(init=False)
     _documents: dict[Path, _Cached] = field(default_factory=dict, init=False)
+    _events: _Cached | None = field(default=None, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def __post_init__(self) -> None:
@@ -131,22 +132,20 @@ class Plane:
         from assay.platform.events.document import is_event_contract
 
         paths = [p for p in self._yaml_files() if is_event_contract(p)]
-        stamp = tuple(self._stamp(p) for p in paths)
-        key = self.checks / "\0events"
+        stamp = tuple((p, *self._stamp(p)) for p in paths)
         with self._lock:
-            cached = self._documents.get(key)
-            if cached is not None and cached.value[0] == (tuple(paths), stamp):
-                found: dict[str, Any] = cached.value[1]
-                return found
+            if self._events is not None and self._events.stamp == stamp:
+                cached: dict[str, Any] = self._events.value
+                return cached
         from assay.platform.events.document import ContractError
         from assay.platform.events.event import events, load_contracts
 
         try:
-            found = events(load_contracts(paths)) if paths else {}
+            found: dict[str, Any] = events(load_contracts(paths)) if paths else {}
         except ContractError:
             found = {}
         with self._lock:
-            self._documents[key] = _Cached((0, 0), ((tuple(paths), stamp), found))
+            self._events = _Cached(stamp, found)
         return found
 
     def relative(self, path: Path) -> str:
