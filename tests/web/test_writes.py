@@ -232,3 +232,17 @@ def test_pages_send_a_strict_content_security_policy(fresh: Any) -> None:
     assert "style=" not in page.text and "<script>" not in page.text  # nothing inline to allow
     assert client.get("/static/../assay.db").status_code == 404
     assert client.get("/static/%2e%2e/%2e%2e/assay.db").status_code == 404
+
+
+def test_a_dataset_whose_name_cannot_name_a_file_is_still_shown(fresh: Any) -> None:
+    plane, client, tokens = fresh
+    plane.store.ensure_dataset("sales / EU (raw)")
+    api = Api(client, tokens["author"])
+    assert api.get("/datasets/sales%20%2F%20EU%20(raw)").status_code == 404  # a slash never reaches a route
+    plane.store.ensure_dataset("sales EU (raw)")
+    found = api.get("/datasets/sales%20EU%20(raw)")
+    assert found.status_code == 200 and found.json()["name"] == "sales EU (raw)"
+    # but no document file is made from it
+    draft = {"expect": "id: rows\nrule: RowCount > 0\n", "source": "{path: x.csv}"}
+    refused = api.post("/datasets/sales%20EU%20(raw)/checks/preview", draft)
+    assert refused.status_code == 400 and "cannot name a document file" in refused.json()["error"]

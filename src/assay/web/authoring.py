@@ -585,9 +585,13 @@ def _table_schema(plane: Plane, dataset: str) -> list[tuple[str, str]]:
 def _new_path(plane: Plane, dataset: str) -> Path:
     """Where a new document of ``dataset`` goes: ``checks/<dataset>.yaml``, or, when that file is
     another flow's settings, ``checks/<dataset>.checks.yaml``."""
-    from assay.web.plane import check_name
+    from assay.web.plane import FILE_NAME
 
-    check_name(dataset, "dataset")
+    if not FILE_NAME.match(dataset) or ".." in dataset:
+        raise ConfigError(
+            f"dataset {dataset!r} cannot name a document file: write checks/NAME.yaml with "
+            f"dataset.name: {dataset!r} by hand, then add checks to it here"
+        )
     plain = plane.checks / f"{dataset}.yaml"
     return plain if not plain.exists() else plane.checks / f"{dataset}.checks.yaml"
 

@@ -22,9 +22,14 @@ from typing import Any
 from assay.errors import ConfigError
 from assay.workspace import Workspace
 
-NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@-]{0,199}$")
-"""What a dataset, event, expectation or profile name in a URL may look like: names are looked up,
-never used as paths, but a name that cannot be one is refused before anything reads it."""
+NAME = re.compile(r"^[^\x00-\x1f\x7f/\\]{1,200}$")
+"""What a dataset, event, expectation or user name in a URL may be: 1 to 200 characters, no
+control character and no slash. Names are looked up (an unknown one is a 404), never used as
+paths; the one file name made from a name (a new check document's) is checked apart
+(:data:`FILE_NAME`)."""
+
+FILE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@-]{0,199}$")
+"""A dataset name that may name a new check document's file, ``checks/<name>.yaml``."""
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 PREFIX = re.compile(r"^[0-9a-f-]{4,36}$")
@@ -35,16 +40,16 @@ class NotFound(ConfigError):
 
 
 def check_name(value: str, what: str = "name") -> str:
-    """``value`` if it can be a name, else :class:`NotFound`.
+    r"""``value`` if it can be a name, else :class:`NotFound`.
 
     >>> check_name("payments.trades")
     'payments.trades'
-    >>> check_name("../etc/passwd")
+    >>> check_name("bad\x00name")
     Traceback (most recent call last):
     ...
-    assay.web.plane.NotFound: no such name: '../etc/passwd'
+    assay.web.plane.NotFound: no such name: 'bad\x00name'
     """
-    if not NAME.match(value) or ".." in value:
+    if not NAME.match(value):
         raise NotFound(f"no such {what}: {value!r}")
     return value
 
