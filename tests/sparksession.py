@@ -33,11 +33,17 @@ import pytest
 ENGINES = ("duckdb", "spark")
 
 
+# Where a classic session's JVM serves Spark Connect when spark_connect_url asks it to (static
+# settings, read only by Spark's Connect service): a free port of 127.0.0.1.
+CONNECT_BINDING = {"spark.connect.grpc.binding.address": "127.0.0.1", "spark.connect.grpc.binding.port": "0"}
+
+
 @pytest.fixture(scope="session")
 def spark_session() -> Iterator[Any]:
     from assay.engine.spark import build_session
 
-    session = build_session(os.environ.get("ASSAY_TEST_SPARK_MASTER") or "local[2]")
+    master = os.environ.get("ASSAY_TEST_SPARK_MASTER") or "local[2]"
+    session = build_session(master, None if master.startswith("sc://") else CONNECT_BINDING)
     yield session
     session.stop()
 
@@ -99,15 +105,36 @@ def assert_same_results(result: Any, reference: Any) -> None:
             )
 
 
-@pytest.fixture(scope="module")
-def spark_connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A Spark Connect server for a test module (PySpark's own, ``local[2]``, assay's defaults),
-    started as a process of its own; yields its ``sc://`` URL and stops it after the module (its
-    JVM would otherwise hold a gigabyte through the rest of the session).
+@pytest.fixture(scope="session")
+def spark_connect_url(spark_session: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Spark Connect server: Spark's own gRPC service (``SparkConnectService``, which
+    ``spark-submit --class …SparkConnectServer`` starts in a JVM of its own on a session of its
+    own), started in the JVM of the session's SparkSession, whose settings are the ones that
+    server would be given (``local[2]``, assay's defaults); yields its ``sc://`` URL and stops the
+    service at the end of the session. A second JVM would cost the two cores its start and its
+    warm-up (the first command on a fresh one took half a minute) and hold a gigabyte.
 
     A Python process holds either a classic SparkSession or Spark Connect sessions, never both
     (PySpark marks the process as Connect for good), so tests reach this server from another
-    process: ``assay`` commands run by :func:`run_assay_commands`."""
+    process: ``assay`` commands run by :func:`run_assay_commands`. When the session is itself on
+    Connect (``ASSAY_TEST_SPARK_MASTER=sc://…``) there is no JVM here: the server is a process of
+    its own, started with ``spark-submit``."""
+    context = getattr(spark_session, "_jsc", None)
+    if context is None:
+        yield from _connect_server_process(tmp_path_factory)
+        return
+    services = spark_session._jvm.org.apache.spark.sql.connect.service
+    service = getattr(services, "SparkConnectService$").__getattr__("MODULE$")  # the Scala object
+    service.start(context.sc())
+    try:
+        yield f"sc://127.0.0.1:{service.localPort()}"
+    finally:
+        service.stop(getattr(service, "stop$default$1")(), getattr(service, "stop$default$2")())
+
+
+def _connect_server_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Spark Connect server (PySpark's own, ``local[2]``, assay's defaults) started as a process
+    of its own; yields its ``sc://`` URL and stops it."""
     import pyspark
 
     from assay.engine.spark import DEFAULT_CONF
