@@ -10,11 +10,8 @@ Exit codes (DESIGN.md): 0 the run completed (data failures are in its outputs); 
 
 from __future__ import annotations
 
-import io
-import json
 import os
 import sys
-import traceback
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -543,6 +540,8 @@ def _dataset_config(space: Workspace, dataset: str, config: Path | None) -> Any:
     default = space.root / "checks" / f"{dataset}.yaml"
     if default.exists():
         return load_config(default)
+    if not any((space.root / "checks").glob("*.yaml")):
+        return DatasetConfig()  # no document to look in: the document module is not even loaded
     from assay.platform.checks.document import find_document
 
     document = find_document(space.root / "checks", dataset)  # a check document names the dataset
@@ -632,6 +631,8 @@ def profile_command(
             engine_factory=open_engine,
         )
     if alerts is not None:
+        import json
+
         text = json.dumps([a.to_dict() for a in result.alerts], indent=2, allow_nan=False) + "\n"
         try:
             alerts.parent.mkdir(parents=True, exist_ok=True)
@@ -876,6 +877,8 @@ def demo(
     port: Annotated[int, typer.Option(min=1, max=65535, help="With --serve: the port to listen on.")] = 8000,
 ) -> None:
     """Run the sample ruleset on the sample orders shipped with assay and show the outcomes."""
+    import io
+
     from assay.demo import run_demo
     from assay.demo.orders import CLOCK
 
@@ -902,7 +905,10 @@ def demo(
 def main() -> None:
     """Entry point: map assay's errors to exit codes, never a traceback for a user's mistake."""
     try:
-        code = app(standalone_mode=False)  # returns the code of a typer.Exit raised by a command
+        # Only the commands this line names are built in full (assay._cli_lazy): start-up time.
+        from assay._cli_lazy import command_for
+
+        code = command_for(app, sys.argv[1:])(standalone_mode=False)  # a typer.Exit's code
         if isinstance(code, int) and code:
             sys.exit(code)
     except typer.Exit as done:
@@ -919,6 +925,8 @@ def main() -> None:
             error.show()  # type: ignore[attr-defined]
             sys.exit(getattr(error, "exit_code", 2))
         if os.environ.get("ASSAY_DEBUG"):
+            import traceback
+
             traceback.print_exc()
         from assay.platform.run import as_assay_error
 
