@@ -24,6 +24,18 @@ from typing import Any
 import duckdb
 
 OUT = Path(__file__).resolve().parent / "out"
+SRC = Path(__file__).resolve().parents[1] / "src"  # the checkout's sources, not another installed copy
+
+
+def assay_env(**extra: str) -> dict[str, str]:
+    """The environment of a child that runs ``assay`` from this checkout's sources, as an installed
+    copy runs: bytecode files are written on the first run and read afterwards (an environment
+    with PYTHONDONTWRITEBYTECODE would otherwise time compiling every module from source on every
+    run, which no installed copy does)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH", "")) if p)
+    return {**env, **extra}
+
 
 # Bump when WORKLOAD_SQL changes, so that cached files are generated again.
 WORKLOAD_VERSION = 1

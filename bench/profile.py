@@ -53,6 +53,7 @@ from _common import (
     BenchError,
     ChildRun,
     Span,
+    assay_env,
     report,
     reset_peak_rss,
     run_program,
@@ -70,7 +71,6 @@ CLI = "assay CLI"  # runs with "assay": the whole `assay profile` process, a sec
 # high-cardinality text column, the baseline of the whole `assay profile` process.
 HAND_PROCESS = "hand process"
 ORDER = ("hand", "assay", HAND_PROCESS, CLI, "gx", "soda")  # within each round
-SRC = BENCH.parent / "src"  # the `assay` command runs these sources, not another installed copy
 SERIES = ("seconds", "cpu_seconds", "peak_rss_mb", "rss_before_mb")
 SPANS = ("seconds", "cpu_seconds")  # the timed span's wall and CPU time
 LOAD_DATE = date(2026, 1, 1)
@@ -375,7 +375,7 @@ def run_cli(setting: Setting) -> ChildRun:
     """The whole ``assay profile`` command on the second load of a fresh workspace (the first, the
     day before, is run untimed); only its wall time is measured. It is ``python -m assay`` with this
     checkout's sources first on the path, which is what the installed ``assay`` script runs."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+    env = assay_env()  # bytecode written by the untimed first load, read by the timed one
     with tempfile.TemporaryDirectory(prefix="profile-bench-") as workspace:
         elapsed = 0.0
         for load_date in (LOAD_DATE - timedelta(days=1), LOAD_DATE):

@@ -5,9 +5,10 @@
 Each round runs, in fresh processes and in turn: ``python -c pass`` (the interpreter alone),
 ``python -c "import assay.cli"`` (the module the ``assay`` entry point imports) and
 ``python -m assay --help`` (the whole command), with this checkout's ``src`` first on the path.
-It prints the medians, the difference of each from the bare start, and whether ``assay --help``
-is under the 0.25 s target. It asserts nothing and exits 0 whatever the figures (STYLE.md habit
-10); it exits 2 when a command fails. To see where the time goes:
+Bytecode files are written by the first, untimed round, as an installed copy has them. It prints
+the medians, the difference of each from the bare start, and whether ``assay --help`` is under
+the 0.25 s target. It asserts nothing and exits 0 whatever the figures (STYLE.md habit 10); it
+exits 2 when a command fails. To see where the time goes:
 ``python -X importtime -c "import assay.cli" 2> imports.txt``.
 """
 
@@ -15,14 +16,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+from _common import assay_env
+
 TARGET = 0.25  # seconds for `assay --help`, the whole process
 COMMANDS = {
     "python -c pass": ["-c", "pass"],
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be positive")
-    env = {**os.environ, "PYTHONPATH": str(SRC), "COLUMNS": "100"}
+    env = assay_env(COLUMNS="100")
     for command in COMMANDS.values():  # warm the OS caches and the bytecode files once, untimed
         try:
             once(command, env)
