@@ -48,7 +48,7 @@ def build_trades(root: Path) -> Path:
     space = Workspace(root)
     with MetricStore.open(workspace=root) as store:
         for day in days(TRADE_DAYS):
-            profile_day(space, store, document.dataset.name, day)
+            profile_day(space, store, path, document.dataset.name, day)
             run_document(document, path, at=day, now=clock(day), store=store, workspace=space)
     return root
 

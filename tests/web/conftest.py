@@ -7,6 +7,7 @@ on a real port with uvicorn and drive a real headless Chromium (tests/web/test_b
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -26,6 +27,34 @@ ROLES = ("viewer", "author", "admin")
 
 def open_plane(root: Path, url: str | None = None) -> Plane:
     return Plane(Settings(root, store_url=url, now=NOW))
+
+
+@contextlib.contextmanager
+def with_new_values(tmp_path: Path, codes: int, kinds: int, role: str) -> Iterator[tuple[Api, str]]:
+    """A copy of the demo's workspace with a dataset of its own, ``tickets``, profiled twice: its
+    categorical columns ``code`` and ``kind`` gain ``codes`` and ``kinds`` never-seen values on the
+    second load, that many pending decisions (the demo leaves one). Yields a client of ``role``
+    on it and the dataset's name."""
+    from _invoke import assay
+
+    root = copy(tmp_path / "assay-demo")
+    (root / "checks" / "tickets.yaml").write_text("categorical: [code, kind]\n")
+    for day, extra in (("2026-11-28", 0), ("2026-11-29", 1)):
+        lines = ["id,code,kind", *(f"{i},C{i % 3},K{i % 2}" for i in range(12))]
+        lines += [f"{100 + i},N{i},K0" for i in range(codes * extra)]
+        lines += [f"{200 + i},C0,J{i}" for i in range(kinds * extra)]
+        load = root / f"tickets-{day}.csv"
+        load.write_text("\n".join(lines) + "\n")
+        assert (
+            assay("profile", str(load), "--dataset", "tickets", "--load-date", day, "--workspace", str(root))
+            == 0
+        )
+    plane = open_plane(root)
+    try:
+        with TestClient(create_app(plane=plane), follow_redirects=False) as client:
+            yield Api(client, users_of(plane)[role]), "tickets"
+    finally:
+        plane.close()
 
 
 def users_of(plane: Plane) -> dict[str, str]:

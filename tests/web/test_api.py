@@ -10,14 +10,16 @@ from __future__ import annotations
 import csv
 import io
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.routing import APIRoute
+from fastapi.testclient import TestClient
 
 from assay.web import api
 from assay.web.app import create_app
-from web.conftest import Api, open_plane, users_of
+from web.conftest import Api, open_plane, users_of, with_new_values
 
 DATASET = "payments.trades"
 EXPECTATION = "region-volume"
@@ -259,15 +261,27 @@ def test_an_expectation_series_has_its_band_groups_and_evidence(as_role: dict[st
     assert api.get(f"/datasets/{DATASET}/expectations/{EXPECTATION}", group="region").status_code == 400
 
 
-def test_the_profile_pages_its_pending_decisions(as_role: dict[str | None, Api]) -> None:
-    found = as_role["viewer"].get(f"/datasets/{DATASET}/profile", per_page=10, page=2).json()
+def test_the_profile_shows_columns_value_sets_and_no_decision_for_recurring_ids(
+    as_role: dict[str | None, Api],
+) -> None:
+    found = as_role["viewer"].get(f"/datasets/{DATASET}/profile").json()
     assert found["load"]["logical_date"] == "2026-11-30" and found["load"]["rows"] == 494
     assert {c["column"] for c in found["columns"]} >= {"trade_id", "fee", "region"}
     fee = next(c for c in found["columns"] if c["column"] == "fee")
     assert fee["nulls"] == 5.0
-    assert found["decisions"]["page"] == 2 and len(found["decisions"]["items"]) == 10
-    assert found["decisions"]["total"] == 798
+    # the document's monitor: section says customer_id and email recur without being categories
+    assert found["decisions"]["total"] == 0
     assert {v["column"] for v in found["value_sets"]} >= {"region", "venue"}
+    assert not {v["column"] for v in found["value_sets"]} & {"customer_id", "email"}
+
+
+def test_the_profile_pages_its_pending_decisions(tmp_path: Path) -> None:
+    with with_new_values(tmp_path, codes=25, kinds=3, role="viewer") as (api, dataset):
+        found = api.get(f"/datasets/{dataset}/profile", per_page=10, page=3).json()
+        assert found["decisions"]["total"] == 28 and found["decisions"]["page"] == 3
+        assert len(found["decisions"]["items"]) == 8
+        first = api.get(f"/datasets/{dataset}/profile", per_page=10).json()["decisions"]["items"]
+        assert len({d["value"] for d in first + found["decisions"]["items"]}) == 18  # no overlap
 
 
 @pytest.mark.parametrize(
@@ -374,8 +388,6 @@ def test_an_api_client_reading_a_dataset_is_one_of_its_readers(
 
 def test_an_event_is_in_the_catalog_with_its_quality_score(tmp_path: Any) -> None:
     from datetime import UTC, datetime, timedelta
-
-    from fastapi.testclient import TestClient
 
     from _invoke import assay
     from assay.demo.events import feed, write_contracts

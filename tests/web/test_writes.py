@@ -6,11 +6,12 @@ link, the session cookie and its CSRF token."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import yaml
 
-from web.conftest import Api
+from web.conftest import Api, with_new_values
 
 DATASET = "payments.trades"
 
@@ -62,15 +63,13 @@ def test_a_new_value_is_accepted_and_the_audit_says_who(fresh: Any) -> None:
     assert (row["action"], row["by"], row["detail"]["value"]) == ("decision.accept", "author", d["value"])
 
 
-def test_every_pending_value_of_a_column_is_decided_at_once(fresh: Any) -> None:
-    _plane, client, tokens = fresh
-    api = Api(client, tokens["author"])
-    body = {"dataset": DATASET, "column": "email", "status": "rejected"}
-    done = api.post("/decisions", body).json()
-    assert len(done["decisions"]) == 399 and {d["status"] for d in done["decisions"]} == {"rejected"}
-    left = api.get("/decisions", dataset=DATASET).json()
-    assert left["total"] == 399 and {d["column"] for d in left["items"]} == {"customer_id"}
-    assert api.post("/decisions", {"dataset": "../x", "status": "accepted"}).status_code == 404
+def test_every_pending_value_of_a_column_is_decided_at_once(tmp_path: Path) -> None:
+    with with_new_values(tmp_path, codes=30, kinds=4, role="author") as (api, dataset):
+        done = api.post("/decisions", {"dataset": dataset, "column": "code", "status": "rejected"}).json()
+        assert len(done["decisions"]) == 30 and {d["status"] for d in done["decisions"]} == {"rejected"}
+        left = api.get("/decisions", dataset=dataset).json()
+        assert left["total"] == 4 and {d["column"] for d in left["items"]} == {"kind"}
+        assert api.post("/decisions", {"dataset": "../x", "status": "accepted"}).status_code == 404
 
 
 def test_a_proposal_is_accepted_into_the_document_and_another_rejected(fresh: Any) -> None:

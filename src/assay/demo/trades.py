@@ -11,6 +11,7 @@ purpose (a column that does not exist): a ``config_error`` for its author, never
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import shutil
@@ -140,13 +141,16 @@ def certify_day(workspace: Workspace, store: Any, dataset: str, now: datetime) -
     return result
 
 
-def profile_day(workspace: Workspace, store: Any, dataset: str, day: date) -> None:
-    """Profile a day's file of trades as the drift monitor does (every column, one query): the
-    column history that ``assay propose`` mines."""
+def profile_day(workspace: Workspace, store: Any, document: Path, dataset: str, day: date) -> None:
+    """Profile a day's file of trades as the drift monitor does (every column, one query, judged
+    with the document's ``monitor:`` section, as ``assay profile`` judges it): the column history
+    that ``assay propose`` mines."""
+    from assay.monitor import load_config
     from assay.platform.flows import profile
 
     path = workspace.root / "data" / "trades" / f"trades-{day}.parquet"
-    profile(path, dataset=dataset, load_date=day, store=store, workspace=workspace.root)
+    config = functools.partial(load_config, document)  # read inside the run, as the CLI reads it
+    profile(path, dataset=dataset, load_date=day, store=store, workspace=workspace.root, config=config)
 
 
 def run_trades(console: Console, workspace: Workspace, *, status: Console) -> dict[str, Any]:
@@ -186,7 +190,7 @@ def run_trades(console: Console, workspace: Workspace, *, status: Console) -> di
         progress(status, "Running 30 days of checks", len(all_days)) as step,
     ):
         for day in all_days[:-WEEK]:
-            profile_day(workspace, store, document.dataset.name, day)
+            profile_day(workspace, store, path, document.dataset.name, day)
             runs.append(
                 run_document(document, path, at=day, now=clock(day), store=store, workspace=workspace).run_id
             )
@@ -194,7 +198,7 @@ def run_trades(console: Console, workspace: Workspace, *, status: Console) -> di
             step()
         (workspace.root / "assay.yaml").write_text(ROUTES.format(url=receiver.url))
         for day in all_days[-WEEK:]:
-            profile_day(workspace, store, document.dataset.name, day)
+            profile_day(workspace, store, path, document.dataset.name, day)
             scheduled = run_pass(workspace, store, datetime.combine(day, time(7, 0), UTC))
             runs.extend(s.run_id for s in scheduled.started if s.run_id)
             badges.append(certify_day(workspace, store, document.dataset.name, clock(day)))
