@@ -421,3 +421,20 @@ def test_an_event_is_in_the_catalog_with_its_quality_score(tmp_path: Any) -> Non
         assert Api(client, None).get(EVENT_READS[0]).status_code == 401
         assert as_viewer.get("/events/nope").status_code == 404
     plane.close()
+
+
+def test_the_profile_page_shows_dates_and_times_as_such(client: TestClient, tokens: dict[str, str]) -> None:
+    # the store keeps a date's bounds as days since 1970 and a timestamp's as seconds
+    page = client.get(f"/datasets/{DATASET}/profile", headers={"Authorization": f"Bearer {tokens['viewer']}"})
+    assert page.status_code == 200
+    rows = {
+        m.group(1): m.group(2)
+        for m in re.finditer(r'<th scope="row">(\w+)</th>(.*?)</tr>', page.text, flags=re.DOTALL)
+    }
+    cells = {name: re.findall(r'<td class="num">([^<]*)</td>', row) for name, row in rows.items()}
+    assert cells["trade_date"][-2:] == ["2026-11-30", "2026-11-30"]
+    low, high = cells["executed_at"][-2:]
+    assert re.fullmatch(r"2026-11-30 \d\d:\d\d:\d\d UTC", low) and low <= high
+    assert cells["fee"][-2:] == ["0.52", "11.98"]
+    # the volume alert is the lead's row count, not said twice
+    assert page.text.count("494 rows") == 1

@@ -7,7 +7,7 @@ filter that updates as you type, a dry run shown in place); every page works wit
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
@@ -78,6 +78,20 @@ def _number(value: Any, digits: int = 4) -> str:
     return str(value)
 
 
+def _bound(value: Any, type_name: str) -> str:
+    """A profile's minimum or maximum as a page shows it. The store keeps them as numbers (dates
+    as days since 1970, timestamps as seconds: assay.measure.profile.as_number); a date column's
+    bound is shown as a date, a timestamp's as a UTC time."""
+    if value is None or type_name not in ("date", "timestamp", "timestamptz"):
+        return _number(value)
+    try:
+        if type_name == "date":
+            return (date(1970, 1, 1) + timedelta(days=float(value))).isoformat()
+        return datetime.fromtimestamp(float(value), UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, ValueError):  # out of Python's range: the number as kept
+        return _number(value)
+
+
 def _expected(value: Any) -> str:
     if not value:
         return "—"
@@ -106,6 +120,7 @@ def _mark_of(item: dict[str, Any]) -> dict[str, Any]:
 templates.env.filters["when"] = _when
 templates.env.filters["mark_of"] = _mark_of
 templates.env.filters["number"] = _number
+templates.env.filters["bound"] = _bound
 templates.env.filters["expected"] = _expected
 templates.env.globals["quote"] = lambda text: quote(str(text), safe="")
 
