@@ -21,11 +21,11 @@ import importlib
 import inspect
 import sys
 import types
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import typer
-from typer.main import get_command
+from typer.main import get_command, get_command_name
 from typer.models import CommandInfo, TyperInfo
 
 
@@ -88,12 +88,10 @@ def _pruned(app: typer.Typer, args: list[str]) -> typer.Typer:
     names = {_command_name(info) for info in app.registered_commands} | {
         _group_name(info) for info in app.registered_groups
     }
-    if name is None or name not in names:
-        # The root's own help (or an option, or a name click will refuse): list every command
-        # from its stand-in, which is all the listing reads.
-        if name is not None:
-            return app
+    if name is None:  # this level's own help (or an option): every command from its stand-in
         return _outline(app)
+    if name not in names:  # a name click will refuse: the whole level, so it says what it always says
+        return app
     pruned = copy.copy(app)
     pruned.registered_commands = [
         info if _command_name(info) == name else _stand_in(info) for info in app.registered_commands
@@ -143,10 +141,10 @@ def _stand_in(info: CommandInfo) -> CommandInfo:
 
 
 def _command_name(info: CommandInfo) -> str | None:
+    """The name typer gives the command (typer.main.get_command_from_info's rule)."""
     if info.name:
         return info.name
-    callback: Callable[..., Any] | None = info.callback
-    return None if callback is None else callback.__name__.lower().replace("_", "-")
+    return None if info.callback is None else get_command_name(info.callback.__name__)
 
 
 def _group_name(info: TyperInfo) -> str | None:
