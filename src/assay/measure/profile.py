@@ -37,7 +37,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from sqlglot import exp
@@ -157,6 +157,19 @@ def as_number(value: Any) -> float | None:
     if isinstance(value, bool):
         return float(value)
     return float(value)
+
+
+def from_number(value: float, type_name: str) -> date | datetime | float:
+    """What :func:`as_number` made ``value`` from, for a column of canonical type ``type_name``:
+    a date, a timestamp (in UTC for ``timestamptz``, naive for ``timestamp``), else the number.
+    Raises OverflowError or ValueError for a number outside Python's dates."""
+    if type_name == "date":
+        return EPOCH + timedelta(days=value)
+    if type_name == "timestamptz":
+        return datetime.fromtimestamp(value, UTC)
+    if type_name == "timestamp":
+        return datetime(1970, 1, 1) + timedelta(seconds=value)
+    return value
 
 
 def categorical(column: Column, declared: Sequence[str]) -> bool:

@@ -7,7 +7,7 @@ filter that updates as you type, a dry run shown in place); every page works wit
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
@@ -79,17 +79,22 @@ def _number(value: Any, digits: int = 4) -> str:
 
 
 def _bound(value: Any, type_name: str) -> str:
-    """A profile's minimum or maximum as a page shows it. The store keeps them as numbers (dates
-    as days since 1970, timestamps as seconds: assay.measure.profile.as_number); a date column's
-    bound is shown as a date, a timestamp's as a UTC time."""
-    if value is None or type_name not in ("date", "timestamp", "timestamptz"):
+    """A profile's minimum or maximum as a page shows it: the store keeps dates and timestamps as
+    numbers (:func:`assay.measure.profile.as_number`); they are shown as a date, or a time to the
+    second (with UTC for a ``timestamptz``)."""
+    from assay.measure.profile import from_number
+
+    if value is None:
         return _number(value)
     try:
-        if type_name == "date":
-            return (date(1970, 1, 1) + timedelta(days=float(value))).isoformat()
-        return datetime.fromtimestamp(float(value), UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        shown = from_number(float(value), type_name)
     except (OverflowError, ValueError):  # out of Python's range: the number as kept
         return _number(value)
+    if isinstance(shown, datetime):
+        return shown.strftime("%Y-%m-%d %H:%M:%S") + (" UTC" if shown.tzinfo else "")
+    if isinstance(shown, date):
+        return shown.isoformat()
+    return _number(value)
 
 
 def _expected(value: Any) -> str:
