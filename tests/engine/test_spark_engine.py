@@ -255,3 +255,27 @@ def test_the_session_defaults_are_assays(spark_session: Any) -> None:
     # UTC (one instant for a literal), ANSI mode off (division by zero is NULL), small shuffles
     settings = ("spark.sql.session.timeZone", "spark.sql.ansi.enabled", "spark.sql.shuffle.partitions")
     assert [spark_session.conf.get(key) for key in settings] == ["UTC", "false", "2"]
+
+
+# Text that is blank or nearly so: the profile's blank test runs its regular expression only on
+# values that sort before "!" or start with a no-break space (measure.profile._blank).
+EDGES = ["", " ", "\t", "\u00a0", "\u00a0 \x0b", "\x0b"]  # blank
+EDGES += ["\x01", " x", "\u00a0x", "\u00a1", "\u00ff ", "x ", "\u3000"]  # not
+
+
+@pytest.mark.parametrize("counted", [True, False], ids=["value-counts", "estimated"])
+def test_blank_text_is_found_behind_its_cheap_prefilter(engine: Any, counted: bool) -> None:
+    from assay.engine.registry import open_engine
+    from assay.measure.profile import profile
+
+    blank = set(" \t\n\r\f\x0b\u00a0")
+    values = [*EDGES, None, "plain"]
+    opened = open_engine(engine)
+    try:
+        opened.register_arrow("t", pa.table({"s": values}))
+        load = profile(opened, "t", opened.columns("t"), exact=["s"] if counted else [])
+    finally:
+        opened.close()
+    column = load.column("s")
+    assert column.distinct_exact is counted
+    assert column.blanks == sum(1 for v in values if v is not None and set(v) <= blank) == 6
