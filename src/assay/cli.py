@@ -427,6 +427,9 @@ def gate(
     spark_master: SparkMasterOption = None,
 ) -> None:
     """Validate a contributor's batch against its own past, quarantine what fails, commit the rest."""
+    from assay.lake import checksum
+
+    checksum.begin(batch)  # read while the modules below are imported (see its module)
     from assay._render import print_gate, progress
     from assay.engine.registry import engine_factory
     from assay.gate.config import resolve
@@ -603,6 +606,9 @@ def profile_command(
     spark_master: SparkMasterOption = None,
 ) -> None:
     """Profile every column of a load in one scan, keep the profile, and judge it against earlier loads."""
+    from assay.lake import checksum
+
+    checksum.begin(input_file)  # read while the modules below are imported (see its module)
     from assay._render import print_profile, progress
     from assay.engine.registry import engine_factory
     from assay.platform.flows import profile

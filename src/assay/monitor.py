@@ -20,7 +20,6 @@ import itertools
 import os
 import re
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time
 from pathlib import Path
@@ -35,7 +34,7 @@ from assay.errors import ConfigError
 from assay.gate.config import GateConfig
 from assay.judge import anomaly, drift
 from assay.judge.result import json_number
-from assay.lake.checksum import digest
+from assay.lake import checksum as checksums
 from assay.lake.readers import ReadOptions, register
 from assay.measure.profile import ColumnProfile, LoadProfile, Metrics, counted_pairs, exact_columns
 from assay.measure.profile import profile as measure
@@ -292,11 +291,10 @@ def profile(
     ``ASSAY_ENGINE``, else DuckDB) or a ``SparkSession`` to run on."""
     config = config or DatasetConfig()
     chosen = window if isinstance(window, drift.Window) else drift.Window.parse(window or config.window)
-    # The file's checksum is read from the start, while the engine opens, reads and scans the
-    # file (both release the GIL): on two cores it otherwise waits for a core the scan holds.
-    hashing = ThreadPoolExecutor(1)
+    # The file's checksum is read beside the engine's work (assay.lake.checksum), or taken from
+    # the command that began reading it before its imports.
     source = Path(data) if isinstance(data, str | os.PathLike) and store is not None else None
-    checksum = hashing.submit(digest, source) if source is not None and source.is_file() else None
+    checksum = checksums.later(source) if source is not None else None
     own = not isinstance(engine, Engine)
     try:
         if not isinstance(engine, Engine):  # a name ("duckdb", "spark"), a SparkSession or None
@@ -360,7 +358,8 @@ def profile(
                 run.complete(summary=result.run_summary(), load_id=result.load_id)
         return result
     finally:
-        hashing.shutdown(cancel_futures=True)
+        if checksum is not None:
+            checksum.cancel()  # done already, or no longer needed
         if own and isinstance(engine, Engine):
             engine.close()
 

@@ -11,7 +11,6 @@ means "absent"; a text column whose schema entry says ``blank_is_null: false`` k
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from assay.engine import Engine, EngineError
 from assay.engine.base import StagedText, positions
 from assay.errors import ConfigError
 from assay.gate.schema import BLANK_IS_NULL, sql_type, type_name
-from assay.lake.checksum import digest
+from assay.lake import checksum as checksums
 from assay.lake.readers import ReadOptions, check_local, compression, file_format
 
 ROW = "__row"  # the record's position in the file, 0-based; it orders everything downstream
@@ -94,8 +93,11 @@ def read(engine: Engine, path: Path, schema: pa.Schema | None, options: ReadOpti
         raise ConfigError(f"{path}: a batch is a .csv (or .csv.gz) or .parquet file")
     if fmt == "csv" and path.stat().st_size == 0:
         raise ConfigError(f"{path}: the file is empty; a batch needs at least its header line")
-    with ThreadPoolExecutor(1) as hashing:  # the checksum is read beside the engine's read
-        checksum = hashing.submit(digest, path)
+    # The checksum is read beside the engine's read (or was begun by the command: lake.checksum).
+    checksum = checksums.later(path)
+    if checksum is None:
+        raise ConfigError(f"{path}: is not a regular file")
+    try:
         if fmt == "parquet":
             text = _parquet_text(path)
             text = text.append_column(ROW, positions(text.num_rows))
@@ -118,6 +120,8 @@ def read(engine: Engine, path: Path, schema: pa.Schema | None, options: ReadOpti
             schema = infer(engine, TEXT, header)
         errors = _convert(engine, schema, staged, cells, values, blanks=csv)
         sha256 = checksum.result()
+    finally:
+        checksum.cancel()  # done already, or no longer needed
     return Batch(path, sha256, schema, header, TEXT, TYPED, staged.rows, staged, cells, rejects + errors)
 
 
