@@ -14,12 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import pyarrow as pa
 from sqlglot import exp
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from assay.lake.readers import ReadOptions
 
 
@@ -95,6 +96,7 @@ def positions(count: int) -> pa.Array:
     >>> positions(3).to_pylist()
     [0, 1, 2]
     """
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     ones = pa.nulls(count, pa.int64()).fill_null(1)
@@ -221,6 +223,12 @@ class Engine(abc.ABC):
         """Run a query tree and return its rows as an Arrow table. Raises EngineError."""
         self.queries += 1
         return self._run(self.render(query))
+
+    def rows(self, query: exp.Query) -> list[dict[str, Any]]:
+        """Run a query tree and return its rows as dictionaries, as ``query(...).to_pylist()``
+        does; an engine may fetch them without Arrow. Raises EngineError."""
+        found: list[dict[str, Any]] = self.query(query).to_pylist()
+        return found
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release the engine's resources."""

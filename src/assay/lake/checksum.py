@@ -17,7 +17,7 @@ import threading
 from concurrent.futures import CancelledError, Future
 from pathlib import Path
 
-BLOCK = 1 << 20
+BLOCK = 16 << 20  # bytes read and hashed at a time
 
 # Digests begun and not yet taken, by the file's identity (see _identity).
 _begun: dict[tuple[str, int, int, int], Checksum] = {}
@@ -25,7 +25,10 @@ _lock = threading.Lock()
 
 
 def digest(path: Path, algorithm: str = "sha256", stop: threading.Event | None = None) -> str:
-    """The hex digest of a file's bytes (CancelledError once ``stop`` is set).
+    """The hex digest of a file's bytes (CancelledError once ``stop`` is set). Read in large
+    blocks into one buffer: both the read and the hashing of a block release the GIL, and a
+    thread that must take the GIL back once a megabyte waits behind an importing interpreter
+    for up to its switch interval each time (the bench's 400 MB took 1 s instead of 0.23 s).
 
     >>> import tempfile
     >>> p = Path(tempfile.mkdtemp()) / "x"
@@ -34,11 +37,13 @@ def digest(path: Path, algorithm: str = "sha256", stop: threading.Event | None =
     'ba7816bf8f01'
     """
     hasher = hashlib.new(algorithm)
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(BLOCK), b""):
+    with path.open("rb", buffering=0) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        buffer = memoryview(bytearray(max(1, min(BLOCK, size))))
+        while read := handle.readinto(buffer):
             if stop is not None and stop.is_set():
                 raise CancelledError(f"the checksum of {path} was no longer needed")
-            hasher.update(block)
+            hasher.update(buffer[:read])
     return hasher.hexdigest()
 
 

@@ -33,13 +33,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
 from sqlglot import exp
 
 from assay.engine import Column, Engine, EngineError
 from assay.errors import ConfigError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 PLACEHOLDER = "__assay_no_columns"
 
@@ -173,6 +175,8 @@ def is_spark_dataframe(data: Any) -> bool:
 def to_arrow(data: Any) -> pa.Table | pa.RecordBatchReader:
     """An in-memory frame as Arrow: a pyarrow Table or reader, a pandas or polars DataFrame,
     or anything that speaks the Arrow PyCapsule stream protocol."""
+    import pyarrow as pa
+
     if isinstance(data, pa.Table | pa.RecordBatchReader):
         return data
     if isinstance(data, pa.RecordBatch):
@@ -243,6 +247,8 @@ def register(engine: Engine, name: str, data: Any, read: ReadOptions | None = No
         except EngineError as error:
             raise ConfigError(f"{path}: cannot read the file as {fmt}: {error.message}") from None
         return Registered(name, tuple(columns), path)
+    import pyarrow as pa  # an in-memory frame: Arrow is already loaded
+
     arrow = to_arrow(data)
     if isinstance(arrow, pa.Table) and arrow.num_columns == 0:
         # The engine cannot hold a table without columns; keep its row count in a placeholder
@@ -265,31 +271,35 @@ _ISO = {
     _T.TIMESTAMPTZ: _ISO_TIME + r" ?(Z|[+-][0-9]{2}(:?[0-9]{2})?)?$",
 }
 
-_SQL_TYPES: tuple[tuple[Any, str], ...] = (
-    (pa.types.is_boolean, "BOOLEAN"),
-    (pa.types.is_int8, "TINYINT"),
-    (pa.types.is_int16, "SMALLINT"),
-    (pa.types.is_int32, "INTEGER"),
-    (pa.types.is_integer, "BIGINT"),
-    (pa.types.is_floating, "DOUBLE"),
-    (pa.types.is_date, "DATE"),
-    (pa.types.is_string, "VARCHAR"),
-    (pa.types.is_large_string, "VARCHAR"),
+# Arrow's type tests (pyarrow.types) by name, and the SQL type of the types that pass them.
+_SQL_TYPES: tuple[tuple[str, str], ...] = (
+    ("is_boolean", "BOOLEAN"),
+    ("is_int8", "TINYINT"),
+    ("is_int16", "SMALLINT"),
+    ("is_int32", "INTEGER"),
+    ("is_integer", "BIGINT"),
+    ("is_floating", "DOUBLE"),
+    ("is_date", "DATE"),
+    ("is_string", "VARCHAR"),
+    ("is_large_string", "VARCHAR"),
 )
 
 
 def sql_type(dtype: pa.DataType) -> exp.DataType:
     """The SQL type of a declared (Arrow) column type.
 
+    >>> import pyarrow as pa
     >>> sql_type(pa.decimal128(18, 2)).sql("duckdb"), sql_type(pa.timestamp("us", tz="UTC")).sql()
     ('DECIMAL(18, 2)', 'TIMESTAMPTZ')
     """
+    import pyarrow as pa
+
     if pa.types.is_decimal(dtype):
         return exp.DataType.build(f"DECIMAL({dtype.precision}, {dtype.scale})")
     if pa.types.is_timestamp(dtype):
         return exp.DataType.build("TIMESTAMPTZ" if dtype.tz else "TIMESTAMP")
     for test, name in _SQL_TYPES:
-        if test(dtype):
+        if getattr(pa.types, test)(dtype):
             return exp.DataType.build(name)
     raise ConfigError(f"column type {dtype} cannot be declared for a CSV")
 

@@ -545,7 +545,7 @@ def profile(
         exact = exact_columns(columns, cap=cap)
     counted_names = {*declared, *exact}
     chosen_pairs = column_pairs(columns) if pairs is None else list(pairs)
-    row = engine.query(profile_query(table, columns, declared, cap, exact, chosen_pairs)).to_pylist()[0]
+    row = engine.rows(profile_query(table, columns, declared, cap, exact, chosen_pairs))[0]
     if "counted" in row:  # a wide table's counts come as one list (see profile_query)
         for i, column in enumerate(columns):
             if column.name in counted_names:

@@ -1,0 +1,87 @@
+"""``Engine.rows``: DuckDB fetches a query's rows without Arrow, and they are the values Arrow's
+``to_pylist`` gives (the profile reads its one row this way, so that ``assay profile`` of a
+Parquet file does not import pyarrow)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+from sqlglot import exp
+
+from assay.engine import DuckDBEngine
+
+# One column of every type a profile or a metric reads, NULLs included.
+TYPES = """
+SELECT * FROM (VALUES
+  (1::TINYINT, 2::SMALLINT, 3::INTEGER, 4::BIGINT, 12345678901234567890::HUGEINT, 5::UBIGINT,
+   1.5::FLOAT, 2.5::DOUBLE, 'nan'::DOUBLE, 1.25::DECIMAL(10, 2), 123456789012345678.9::DECIMAL(38, 1),
+   'text', '', true, DATE '2024-02-29', TIME '10:00:01', TIMESTAMP '2024-01-01 10:00:00.123456',
+   TIMESTAMPTZ '2024-01-01 10:00:00+02', 'a'::BLOB, '6a1f0f33-1a7c-4a6e-9e1e-3f2b8a7c9d10'::UUID,
+   [1, 2], [{'v': 'a', 'n': 1}], {'x': 1, 'y': 'b'}),
+  (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+   NULL, NULL, NULL, NULL, NULL, NULL, NULL)
+) AS t(i1, i2, i4, i8, huge, ubig, f4, f8, nan, dec, wide, s, blank, b, d, tm, ts, tstz, blob,
+       id, list, structs, struct)
+"""
+
+
+def test_rows_are_arrows_values_for_every_type_a_profile_reads() -> None:
+    engine = DuckDBEngine()
+    try:
+        engine.con.sql(TYPES).create_view("t")
+        query = exp.select(exp.Star()).from_("t")
+        fetched, arrow = engine.rows(query), engine.query(query).to_pylist()
+        assert engine.queries == 2
+    finally:
+        engine.close()
+    assert len(fetched) == len(arrow) == 2
+    for mine, theirs in zip(fetched, arrow, strict=True):
+        assert list(mine) == list(theirs)
+        for name, value in mine.items():
+            other = theirs[name]
+            if name == "nan":
+                assert value is None or (value != value and other != other)
+            elif name == "id" and value is not None:
+                assert str(value) == str(other) or value.bytes == other
+            else:
+                assert value == other, name
+                assert type(value) is type(other) or {type(value), type(other)} == {int, Decimal}, name
+    assert fetched[0]["huge"] == 12345678901234567890 and fetched[0]["d"] == date(2024, 2, 29)
+
+
+def test_rows_report_an_engine_failure_as_arrow_queries_do() -> None:
+    engine = DuckDBEngine()
+    try:
+        query = exp.select(exp.func("error", exp.Literal.string("boom")))
+        failures = []
+        for run in (engine.rows, engine.query):
+            try:
+                run(query)
+            except Exception as error:
+                failures.append((type(error), str(error)))
+        assert len(failures) == 2 and failures[0] == failures[1]
+    finally:
+        engine.close()
+
+
+def test_profiling_a_parquet_file_does_not_import_arrow(tmp_path: Path) -> None:
+    data = tmp_path / "load.parquet"
+    con = duckdb.connect()
+    con.sql("SELECT range AS id, 'v' || (range % 3) AS venue FROM range(100)").write_parquet(str(data))
+    con.close()
+    script = (
+        "import sys\n"
+        "from assay.cli import main\n"
+        f"sys.argv = ['assay', 'profile', {str(data)!r}, '--dataset', 'd', '--load-date', '2026-01-01',"
+        f" '--workspace', {str(tmp_path)!r}]\n"
+        "try:\n    main()\nexcept SystemExit as done:\n    assert not done.code, done.code\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyarrow', 'numpy', 'pandas')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
