@@ -17,7 +17,9 @@ by round:
   profile is timed too. The store first receives the same file as the day before, untimed (its
   time is printed apart: a dataset's first load counts integer and date columns exactly), so that
   the timed load is judged against it as every later load is. As a secondary figure, the whole
-  ``assay profile`` command on the second load of a fresh workspace;
+  ``assay profile`` command on the second load of a fresh workspace, against the hand-written
+  query's whole process and against its floor: that process importing first the libraries
+  DESIGN.md makes assay's (typer, sqlglot with its DuckDB dialect, SQLAlchemy on SQLite);
 - ``gx``: Great Expectations 1.24.1, SQL datasource on DuckDB (``peers/gx_child.py``);
 - ``soda``: Soda Core 4.28 with soda-duckdb (``peers/soda_child.py``).
 
@@ -70,7 +72,11 @@ CLI = "assay CLI"  # runs with "assay": the whole `assay profile` process, a sec
 # Runs with "hand": the whole process of the hand-written query, approximate distinct counts for the
 # high-cardinality text column, the baseline of the whole `assay profile` process.
 HAND_PROCESS = "hand process"
-ORDER = ("hand", "assay", HAND_PROCESS, CLI, "gx", "soda")  # within each round
+# Runs with "hand" and "assay": the hand-written query's whole process after importing the
+# libraries DESIGN.md makes assay's (its CLI, its query builder, its metric store): the floor of
+# the whole `assay profile` process before any of assay's own work.
+FLOOR = "floor process"
+ORDER = ("hand", "assay", HAND_PROCESS, FLOOR, CLI, "gx", "soda")  # within each round
 SERIES = ("seconds", "cpu_seconds", "peak_rss_mb", "rss_before_mb")
 SPANS = ("seconds", "cpu_seconds")  # the timed span's wall and CPU time
 LOAD_DATE = date(2026, 1, 1)
@@ -300,7 +306,30 @@ def measure_hand_approx(data: Path) -> dict[str, Any]:
     return measure_hand(data, HAND_APPROX_SQL)
 
 
-MEASURE = {"assay": measure_assay, "hand": measure_hand, "hand-approx": measure_hand_approx}
+def measure_floor(data: Path) -> dict[str, Any]:
+    """The hand-written query's process with what assay cannot start without: typer (the CLI),
+    sqlglot with its DuckDB dialect loaded by a first rendering (every query is a sqlglot
+    tree), and SQLAlchemy connected to an SQLite file (the metric store)."""
+    import sqlalchemy
+    import sqlglot.expressions as exp
+    import typer
+
+    assert typer.Typer
+    exp.select(exp.column("x")).from_("t").sql(dialect="duckdb")
+    with tempfile.TemporaryDirectory(prefix="profile-floor-") as folder:
+        store = sqlalchemy.create_engine(f"sqlite:///{folder}/metrics.db")
+        with store.connect() as connection:
+            connection.execute(sqlalchemy.text("SELECT 1"))
+        store.dispose()
+    return measure_hand(data, HAND_APPROX_SQL)
+
+
+MEASURE = {
+    "assay": measure_assay,
+    "hand": measure_hand,
+    "hand-approx": measure_hand_approx,
+    "floor": measure_floor,
+}
 
 
 # --- the parent: sets up the peers, runs the children, checks that they agree, prints -------
@@ -356,6 +385,8 @@ def run_contender(name: str, setting: Setting) -> ChildRun:
         return run_cli(setting)
     if name == HAND_PROCESS:
         return run_program([sys.executable, __file__, "--child", "hand-approx", "--data", str(setting.data)])
+    if name == FLOOR:
+        return run_program([sys.executable, __file__, "--child", "floor", "--data", str(setting.data)])
     if name in MEASURE:
         run = run_program([sys.executable, __file__, "--child", name, "--data", str(setting.data)])
         # assay's process also profiles the day before, untimed: its whole-process time leaves it out
@@ -448,7 +479,7 @@ def agreement(runs: Mapping[str, list[ChildRun]]) -> dict[str, list[str]]:
     """Each contender's disagreements with the hand-written query, run by run of the same round."""
     found: dict[str, list[str]] = {}
     for name, series in runs.items():
-        if name in ("hand", CLI, HAND_PROCESS) or "hand" not in runs:
+        if name in ("hand", CLI, HAND_PROCESS, FLOOR) or "hand" not in runs:
             continue
         problems: list[str] = []
         for theirs, hand in zip(series, runs["hand"], strict=False):
@@ -485,7 +516,7 @@ def bench(args: argparse.Namespace) -> int:
         for name in ORDER
         if name in args.only
         or (name == CLI and "assay" in args.only)
-        or (name == HAND_PROCESS and {"hand", "assay"} <= set(args.only))
+        or (name in (HAND_PROCESS, FLOOR) and {"hand", "assay"} <= set(args.only))
     ]
     print(
         f"profile: {args.rows:,} rows x 20 columns "
@@ -535,6 +566,13 @@ def bench(args: argparse.Namespace) -> int:
             f"{hand_process:.2f} s (approximate distinct for {', '.join(HIGH_CARDINALITY)}): "
             f"ratio {ratios['cli_process']:.2f} (target <= {TARGET})"
         )
+    if FLOOR in measured and HAND_PROCESS in measured:
+        floor, hand_process = (measured[name]["process_seconds"]["median"] for name in (FLOOR, HAND_PROCESS))
+        ratios["floor_process"] = floor / hand_process
+        print(
+            f"the floor: the same process importing typer, sqlglot (DuckDB dialect) and SQLAlchemy "
+            f"(an SQLite store) first, as assay must: {floor:.2f} s, ratio {ratios['floor_process']:.2f}"
+        )
     for peer in PEERS:
         if peer in args.only and "assay" in args.only:
             print(versus(measured, peer))
@@ -576,6 +614,7 @@ def bench(args: argparse.Namespace) -> int:
             "cpu_ratio": ratios.get("cpu_seconds"),
             "process_ratio": ratios.get("process_seconds"),
             "cli_process_ratio": ratios.get("cli_process"),
+            "floor_process_ratio": ratios.get("floor_process"),
             "target": TARGET,
         }
         args.json.write_text(json.dumps(payload, indent=2) + "\n")
