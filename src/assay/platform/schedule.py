@@ -6,7 +6,8 @@ with a schedule finds its latest tick at or before the pass's time. A tick later
 one the store holds for that profile is due: the pass claims it in the store (inserting its row;
 of two schedulers that see the same tick exactly one succeeds) and runs the profile's
 expectations as ``assay check run`` would, with the tick's date in the schedule's time zone as
-the run's logical date (``--at``). Only the latest tick is due, however many were missed: a
+the run's logical date (``--at``), or the date ``lag`` days before it: a profile with ``lag: 1``
+checks yesterday's slice each morning. Only the latest tick is due, however many were missed: a
 scheduler that was down for three days runs each profile once when it comes back, not three
 times (docs/operations.md says why).
 
@@ -81,7 +82,7 @@ class Due:
     schedule: str
     timezone: str
     tick: datetime  # UTC
-    at: date  # the tick's date in the schedule's time zone: the run's logical date
+    at: date  # the run's logical date: the tick's date in the schedule's time zone, less its lag
 
     @property
     def dataset(self) -> str:
@@ -214,7 +215,7 @@ def due(documents: list[Scheduled], last: dict[tuple[str, str], datetime], now: 
             tick = latest_tick(profile.schedule, profile.timezone, now)
             claimed = last.get((scheduled.name, profile.id))
             if claimed is None or tick > claimed:
-                at = tick.astimezone(ZoneInfo(profile.timezone)).date()
+                at = tick.astimezone(ZoneInfo(profile.timezone)).date() - timedelta(days=profile.lag)
                 yield Due(scheduled, profile.id, profile.schedule, profile.timezone, tick, at)
 
 

@@ -299,7 +299,7 @@ def _label(group: dict[str, Any] | None) -> str:
 
 def _schedules(document: Any) -> list[dict[str, Any]]:
     return [
-        {"profile": p.id, "schedule": p.schedule, "timezone": p.timezone}
+        {"profile": p.id, "schedule": p.schedule, "timezone": p.timezone, "lag": p.lag}
         for p in document.profiles
         if p.schedule
     ]

@@ -247,6 +247,8 @@ class Profile(_Strict):
     top_k: Annotated[int, Field(ge=1, le=10_000)] = 50
     schedule: str | None = None
     timezone: str = "UTC"
+    # Days from a tick's date back to the slice it checks: 1 checks yesterday's slice.
+    lag: Annotated[int, Field(ge=0, le=366)] = 0
     metrics: tuple[str | dict[str, Any], ...] = ()
 
     @field_validator("id")
@@ -265,6 +267,12 @@ class Profile(_Strict):
     @classmethod
     def _timezone(cls, value: str) -> str:
         return check_timezone(value)
+
+    @model_validator(mode="after")
+    def _lag(self) -> Profile:
+        if self.lag and not self.schedule:
+            raise ValueError("lag is the days from a schedule's tick back to its slice: add a schedule")
+        return self
 
     def spec(self, key: str) -> MetricSpec | None:
         """The declared metric named ``key`` (``null_rate(fee)``), or None."""
