@@ -40,14 +40,13 @@ def due(world: Path, now: str, capsys: pytest.CaptureFixture[str], *extra: str) 
     return code, json.loads(printed)
 
 
-def test_a_tick_runs_once_with_its_date_as_the_logical_date(
-    world: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_tick_runs_once_for_the_day_its_lag_names(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, first = due(world, "2026-11-29T07:00:00Z", capsys)
     assert code == 0
     [run] = first["runs"]
+    # the demo's profile has lag: 1: the morning tick checks the day before
     assert (run["document"], run["profile"], run["tick"], run["at"]) == (
-        "checks/trades.yaml", "daily", "2026-11-29T06:30:00+00:00", "2026-11-29",
+        "checks/trades.yaml", "daily", "2026-11-29T06:30:00+00:00", "2026-11-28",
     )  # fmt: skip
     assert run["claimed"] and run["state"] == "completed" and run["summary"]["passed"] > 0
     assert first["next_tick"] == "2026-11-30T06:30:00+00:00"
@@ -57,15 +56,15 @@ def test_a_tick_runs_once_with_its_date_as_the_logical_date(
     with MetricStore.open(workspace=world) as store:
         [tick] = store.ticks()
         runs = [r for r in store.runs(kind="check")]
-    assert (tick.state, tick.run_id, tick.logical_date) == ("completed", run["run_id"], date(2026, 11, 29))
+    assert (tick.state, tick.run_id, tick.logical_date) == ("completed", run["run_id"], date(2026, 11, 28))
     assert [r.id for r in runs] == [run["run_id"]]
-    # what the scheduled run recorded is what `assay check run --at 2026-11-29` records
+    # what the scheduled run recorded is what `assay check run --at 2026-11-28` records
     assert (
         assay("check", "history", str(world / "checks" / "trades.yaml"), "--workspace", str(world), "--json")
         == 0
     )
     history = json.loads(capsys.readouterr().out)
-    assert [r["at"] for r in history["runs"]] == ["2026-11-29"] and history["runs"][0]["outcomes"]
+    assert [r["at"] for r in history["runs"]] == ["2026-11-28"] and history["runs"][0]["outcomes"]
 
 
 def test_missed_ticks_are_caught_up_once(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -73,9 +72,9 @@ def test_missed_ticks_are_caught_up_once(world: Path, capsys: pytest.CaptureFixt
     # the scheduler was down for four days: one run, for the latest tick, not four
     code, back = due(world, "2026-11-29T12:00:00Z", capsys)
     assert code == 0
-    assert [(r["at"], r["state"]) for r in back["runs"]] == [("2026-11-29", "completed")]
+    assert [(r["at"], r["state"]) for r in back["runs"]] == [("2026-11-28", "completed")]
     with MetricStore.open(workspace=world) as store:
-        assert [t.logical_date.isoformat() for t in store.ticks()] == ["2026-11-25", "2026-11-29"]
+        assert [t.logical_date.isoformat() for t in store.ticks()] == ["2026-11-24", "2026-11-28"]
 
 
 def test_ticks_are_read_in_the_schedules_time_zone() -> None:
@@ -95,7 +94,7 @@ def test_ticks_are_read_in_the_schedules_time_zone() -> None:
     )
 
 
-def test_the_logical_date_is_the_ticks_date_where_the_schedule_lives(
+def test_the_logical_date_is_the_ticks_date_where_the_schedule_lives_less_the_lag(
     world: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     document = world / "checks" / "trades.yaml"
@@ -110,9 +109,24 @@ def test_the_logical_date_is_the_ticks_date_where_the_schedule_lives(
     [run] = done["runs"]
     assert (run["tick"], run["at"], run["timezone"]) == (
         "2026-11-29T17:30:00+00:00",
-        "2026-11-30",
+        "2026-11-29",  # 30 November in Auckland, less the profile's lag of one day
         "Pacific/Auckland",
     )
+
+
+def test_without_a_lag_a_tick_checks_its_own_date(world: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    document = world / "checks" / "trades.yaml"
+    text = document.read_text()
+    assert "\n    lag: 1 " in text
+    document.write_text(text.replace("\n    lag: 1 ", "\n    lag: 0 "))
+    code, done = due(world, "2026-11-29T07:00:00Z", capsys)
+    assert code == 0
+    assert [(r["tick"], r["at"]) for r in done["runs"]] == [("2026-11-29T06:30:00+00:00", "2026-11-29")]
+    # a lag without a schedule is a mistake in the document, said on its line
+    document.write_text(text.replace('schedule: "30 6 * * *"', "timezone: UTC"))
+    assert assay("check", "validate", str(document)) == 2
+    printed = capsys.readouterr().err
+    assert "lag is the days from a schedule's tick back to its slice: add a schedule" in printed
 
 
 def test_mistakes_in_a_schedule_are_the_documents_mistakes(
@@ -136,7 +150,7 @@ def test_mistakes_in_a_schedule_are_the_documents_mistakes(
     captured = capsys.readouterr()
     assert code == 1
     assert "not a cron expression" in captured.err
-    assert "checks/other.yaml daily at 2026-11-29" in captured.out and "completed" in captured.out
+    assert "checks/other.yaml daily at 2026-11-28" in captured.out and "completed" in captured.out
     # files of other kinds in checks/ (a dataset's profile configuration) are not documents
     (world / "checks" / "vendor_trades.yaml").write_text("columns: {venue: {categorical: true}}\n")
     assert "vendor_trades" not in capsys.readouterr().err

@@ -199,7 +199,8 @@ def run_trades(console: Console, workspace: Workspace, *, status: Console) -> di
         (workspace.root / "assay.yaml").write_text(ROUTES.format(url=receiver.url))
         for day in all_days[-WEEK:]:
             profile_day(workspace, store, path, document.dataset.name, day)
-            scheduled = run_pass(workspace, store, datetime.combine(day, time(7, 0), UTC))
+            # the morning after: the 06:30 tick checks the day's slice (the profile's lag: 1)
+            scheduled = run_pass(workspace, store, datetime.combine(day + timedelta(days=1), time(7, 0), UTC))
             runs.extend(s.run_id for s in scheduled.started if s.run_id)
             badges.append(certify_day(workspace, store, document.dataset.name, clock(day)))
             step()
