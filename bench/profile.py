@@ -558,21 +558,22 @@ def bench(args: argparse.Namespace) -> int:
         )
     else:
         print("ratio assay/hand: not measured (assay and hand must both run)")
-    if CLI in measured and HAND_PROCESS in measured:
-        cli, hand_process = (measured[name]["process_seconds"]["median"] for name in (CLI, HAND_PROCESS))
-        ratios["cli_process"] = cli / hand_process
-        print(
-            f"whole process: `assay profile` {cli:.2f} s against the hand-written query's process "
-            f"{hand_process:.2f} s (approximate distinct for {', '.join(HIGH_CARDINALITY)}): "
-            f"ratio {ratios['cli_process']:.2f} (target <= {TARGET})"
-        )
-    if FLOOR in measured and HAND_PROCESS in measured:
-        floor, hand_process = (measured[name]["process_seconds"]["median"] for name in (FLOOR, HAND_PROCESS))
-        ratios["floor_process"] = floor / hand_process
-        print(
-            f"the floor: the same process importing typer, sqlglot (DuckDB dialect) and SQLAlchemy "
-            f"(an SQLite store) first, as assay must: {floor:.2f} s, ratio {ratios['floor_process']:.2f}"
-        )
+    for name, key in ((CLI, "cli_process"), (FLOOR, "floor_process")):
+        if name not in measured or HAND_PROCESS not in measured:
+            continue
+        seconds, hand_process = (measured[n]["process_seconds"]["median"] for n in (name, HAND_PROCESS))
+        ratios[key] = seconds / hand_process
+        if name == CLI:
+            print(
+                f"whole process: `assay profile` {seconds:.2f} s against the hand-written query's process "
+                f"{hand_process:.2f} s (approximate distinct for {', '.join(HIGH_CARDINALITY)}): "
+                f"ratio {ratios[key]:.2f} (target <= {TARGET})"
+            )
+        else:
+            print(
+                f"the floor: the same process importing typer, sqlglot (DuckDB dialect) and SQLAlchemy "
+                f"(an SQLite store) first, as assay must: {seconds:.2f} s, ratio {ratios[key]:.2f}"
+            )
     for peer in PEERS:
         if peer in args.only and "assay" in args.only:
             print(versus(measured, peer))
