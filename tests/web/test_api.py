@@ -438,3 +438,28 @@ def test_the_profile_page_shows_dates_and_times_as_such(client: TestClient, toke
     assert cells["fee"][-2:] == ["0.52", "11.98"]
     # the volume alert is the lead's row count, not said twice
     assert page.text.count("494 rows") == 1
+
+
+def test_the_quality_tab_shows_a_freshness_as_a_duration(
+    as_role: dict[str | None, Api], client: TestClient, tokens: dict[str, str]
+) -> None:
+    found = as_role["viewer"].get(f"/datasets/{DATASET}/quality").json()
+    every = {e["id"]: e for d in found["dimensions"] for e in d["expectations"]}
+    assert (every["fresh"]["unit"], every["total-volume"]["unit"]) == ("seconds", None)
+    [fresh] = [o for o in every["fresh"]["latest"] if not o.get("group")]
+    hours = fresh["observed"] / 3600
+    assert 0 < hours < 12  # checked the morning after its day (the profile's lag), so not negative
+    page = client.get(f"/datasets/{DATASET}/quality", headers={"Authorization": f"Bearer {tokens['viewer']}"})
+    assert page.status_code == 200
+    rows = {
+        m.group(1): m.group(2)
+        for m in re.finditer(
+            r'<th scope="row"><a href="[^"]*">([\w-]+)</a>(.*?)</tr>', page.text, flags=re.DOTALL
+        )
+    }
+    observed = re.search(r'<td class="num">.*?<div>([^<]*)</div>', rows["fresh"], flags=re.DOTALL)
+    assert observed is not None
+    assert re.fullmatch(rf"{int(hours + 1 / 120)} h( \d+ min)?", observed.group(1)), observed.group(1)
+    assert "&lt; 12 h" in rows["fresh"]  # the bound too: 43,200 s
+    volume = re.search(r'<td class="num">.*?<div>([^<]*)</div>', rows["total-volume"], flags=re.DOTALL)
+    assert volume is not None and re.fullmatch(r"[\d,]+", volume.group(1))  # other metrics stay numbers

@@ -91,6 +91,8 @@ def quality(plane: Plane, name: str) -> dict[str, Any]:
                     "description": e.description,
                     "metric": e.metric,
                     "expect": e.expect,
+                    # a freshness is an age in seconds: the page shows it as a duration
+                    "unit": "seconds" if e.metric and e.reference.metric == "freshness" else None,
                     "rule": e.rule,
                     "by": list(e.by),
                     "severity": e.severity,

@@ -78,6 +78,36 @@ def _number(value: Any, digits: int = 4) -> str:
     return str(value)
 
 
+def _duration(value: Any) -> str:
+    """An age in seconds as people read one: ``45 s``, ``12 min``, ``9 h 22 min``, ``2 d 3 h``
+    (to the unit below the largest; negative when the newest row is in the future).
+
+    >>> _duration(33726.0), _duration(43200), _duration(-52674), _duration(200000), _duration(None)
+    ('9 h 22 min', '12 h', '-14 h 38 min', '2 d 8 h', '—')
+    >>> _duration(59.6), _duration(3599), _duration(86399)
+    ('1 min', '1 h', '1 d')
+    """
+    if value is None:
+        return "—"
+    seconds = float(value)
+    sign, left = ("-" if seconds < 0 else ""), abs(seconds)
+    if left < 59.5:
+        return f"{sign}{left:.0f} s"
+    minutes = round(left / 60)
+    if minutes < 60:
+        return f"{sign}{minutes} min"
+    if minutes < 24 * 60:
+        whole, rest, unit, label = *divmod(minutes, 60), "h", "min"
+    else:
+        whole, rest, unit, label = *divmod(round(left / 3600), 24), "d", "h"
+    return f"{sign}{whole} {unit}" + (f" {rest} {label}" if rest else "")
+
+
+def _measured(value: Any, unit: str | None = None) -> str:
+    """An observed value: a duration when the metric's unit is seconds, else a number."""
+    return _duration(value) if unit == "seconds" else _number(value)
+
+
 def _bound(value: Any, type_name: str) -> str:
     """A profile's minimum or maximum as a page shows it: the store keeps dates and timestamps as
     numbers (:func:`assay.measure.profile.as_number`); they are shown as a date, or a time to the
@@ -97,20 +127,20 @@ def _bound(value: Any, type_name: str) -> str:
     return _number(value)
 
 
-def _expected(value: Any) -> str:
+def _expected(value: Any, unit: str | None = None) -> str:
     if not value:
         return "—"
     if isinstance(value, dict):
         parts = []
         if value.get("low") is not None:
-            parts.append(f"> {_number(value['low'])}")
+            parts.append(f"> {_measured(value['low'], unit)}")
         if value.get("high") is not None:
-            parts.append(f"< {_number(value['high'])}")
+            parts.append(f"< {_measured(value['high'], unit)}")
         values = value.get("values") or []
         if len(values) == 1:
-            parts.append(f"= {_number(values[0])}")
+            parts.append(f"= {_measured(values[0], unit)}")
         elif values:
-            parts.append("in " + ", ".join(_number(v) for v in values))
+            parts.append("in " + ", ".join(_measured(v, unit) for v in values))
         return " and ".join(parts) or "—"
     return str(value)
 
@@ -125,6 +155,7 @@ def _mark_of(item: dict[str, Any]) -> dict[str, Any]:
 templates.env.filters["when"] = _when
 templates.env.filters["mark_of"] = _mark_of
 templates.env.filters["number"] = _number
+templates.env.filters["measured"] = _measured
 templates.env.filters["bound"] = _bound
 templates.env.filters["expected"] = _expected
 templates.env.globals["quote"] = lambda text: quote(str(text), safe="")
