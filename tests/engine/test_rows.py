@@ -22,11 +22,11 @@ SELECT * FROM (VALUES
    1.5::FLOAT, 2.5::DOUBLE, 'nan'::DOUBLE, 1.25::DECIMAL(10, 2), 123456789012345678.9::DECIMAL(38, 1),
    'text', '', true, DATE '2024-02-29', TIME '10:00:01', TIMESTAMP '2024-01-01 10:00:00.123456',
    TIMESTAMPTZ '2024-01-01 10:00:00+02', 'a'::BLOB, '6a1f0f33-1a7c-4a6e-9e1e-3f2b8a7c9d10'::UUID,
-   [1, 2], [{'v': 'a', 'n': 1}], {'x': 1, 'y': 'b'}),
+   [1, 2], [{'v': 'a', 'n': 1}], {'x': 1, 'y': 'b'}, TIMESTAMP_NS '2024-01-01 10:00:00.123456789'),
   (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-   NULL, NULL, NULL, NULL, NULL, NULL, NULL)
+   NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
 ) AS t(i1, i2, i4, i8, huge, ubig, f4, f8, nan, dec, wide, s, blank, b, d, tm, ts, tstz, blob,
-       id, list, structs, struct)
+       id, list, structs, struct, tsns)
 """
 
 
@@ -46,6 +46,8 @@ def test_rows_are_arrows_values_for_every_type_a_profile_reads() -> None:
             other = theirs[name]
             if name == "nan":
                 assert value is None or (value != value and other != other)
+            elif name == "tsns" and value is not None:  # a datetime, to the microsecond
+                assert value == other.to_pydatetime(warn=False)  # Arrow's is a pandas Timestamp
             elif name == "id" and value is not None:
                 assert str(value) == str(other) or value.bytes == other
             else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import abc
 import bisect
+import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -52,6 +53,27 @@ class Column:
     name: str
     type: str
     kind: DataKind
+
+
+# The text types that string functions take as they are, on every engine: another type of the
+# text kind (a UUID) is text once cast to VARCHAR.
+_PLAIN_TEXT = re.compile(r"^\s*(VARCHAR|TEXT|STRING|CHAR|CHARACTER|BPCHAR|NVARCHAR|NCHAR)\b", re.IGNORECASE)
+
+
+def as_text(column: Column) -> exp.Expr:
+    """A column as text for string functions (a regular expression, a length, a trim): itself
+    when its type is a text type, else cast to VARCHAR (a number, a date, a UUID: DuckDB has no
+    ``regexp_matches`` or ``length`` of a UUID).
+
+    >>> as_text(Column("id", "UUID", DataKind.STRING)).sql("duckdb")
+    'CAST("id" AS TEXT)'
+    >>> as_text(Column("name", "VARCHAR", DataKind.STRING)).sql("duckdb")
+    '"name"'
+    """
+    quoted = exp.column(column.name, quoted=True)
+    if column.kind is DataKind.STRING and _PLAIN_TEXT.match(column.type):
+        return quoted
+    return exp.cast(quoted, exp.DataType.build("VARCHAR"))
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import re
 from sqlglot import exp
 
 from assay.engine import Column, DataKind
+from assay.engine.base import as_text
 from assay.lang.dqdl import ast
 from assay.lang.dqdl.ast import CondKind, Op
 from assay.measure import Aggregate
@@ -31,12 +32,6 @@ from assay.rules.plan import (
     ratio_of,
 )
 from assay.store import MetricKey
-
-
-def as_text(column: Column) -> exp.Expr:
-    if column.kind is DataKind.STRING:
-        return col(column)
-    return exp.cast(col(column), exp.DataType.build("VARCHAR"))
 
 
 def as_number(column: Column) -> exp.Expr:
@@ -124,7 +119,7 @@ def _length(column: Column) -> exp.Expr:
     if column.kind is not DataKind.STRING:
         raise RuleError(f"Column '{column.name}' is {column.type}; ColumnLength needs a text column")
     # NULL counts as length 0 (DQDL.md §6, ColumnLength).
-    return exp.func("coalesce", exp.Length(this=col(column)), exp.Literal.number(0))
+    return exp.func("coalesce", exp.Length(this=as_text(column)), exp.Literal.number(0))
 
 
 def _value_analyzer(rule: ast.Rule, ctx: Context, column: Column) -> LeafPlan:
