@@ -71,7 +71,8 @@ def test_dqdl_string_rules_read_a_uuid_as_its_text(typed: Path) -> None:
     from assay.dqdl import evaluate
 
     rules = (
-        'Rules = [ ColumnValues "event_id" matches "[0-9a-f]{8}-[0-9a-f-]{27}", ColumnLength "event_id" = 36, '
+        'Rules = [ ColumnValues "event_id" matches "[0-9a-f]{8}-[0-9a-f-]{27}", '
+        'ColumnLength "event_id" = 36, '
         'ColumnValues "event_id" in ["00000000-0000-4000-8000-000000000001"] with threshold > 0.02, '
         'IsUnique "event_id", ColumnValues "sent_at" < "2026-01-02" ]'
     )
