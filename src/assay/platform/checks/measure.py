@@ -556,9 +556,10 @@ def _rows(value: Any) -> list[dict[str, Any]]:
 
 
 def measure(engine: Engine, plan: Plan, dqdl_slots: Sequence[str] = ()) -> ProfileMeasurement:
-    """Send the profile's one statement and decode its rows. Raises EngineError."""
-    table = engine.query(plan.statement())
-    return plan.decode(table.to_pylist(), dqdl_slots)
+    """Send the profile's one statement and decode its rows. Raises EngineError. (As the
+    engine's rows, not an Arrow table's: pyarrow imports pandas to turn a zoned timestamp into
+    Python, 0.2 to 0.5 s of every ``assay check run``.)"""
+    return plan.decode(engine.rows(plan.statement()), dqdl_slots)
 
 
 def group_label(group: Group) -> dict[str, Any] | None:
