@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import threading
 from concurrent.futures import CancelledError, Future
 from pathlib import Path
@@ -58,8 +59,6 @@ class Checksum:
         threading.Thread(target=self._read, name=f"checksum {path.name}", daemon=True).start()
 
     def _read(self) -> None:
-        if not self._future.set_running_or_notify_cancel():
-            return
         try:
             self._future.set_result(digest(self.path, stop=self._stop))
         except BaseException as error:  # handed to result()
@@ -78,7 +77,7 @@ def _identity(path: Path) -> tuple[str, int, int, int] | None:
         found = os.stat(path)
     except OSError:
         return None
-    if not path.is_file():
+    if not stat.S_ISREG(found.st_mode):
         return None
     return (os.path.realpath(path), found.st_size, found.st_mtime_ns, found.st_ino)
 

@@ -418,7 +418,7 @@ def profile_query(
     # COUNT_IF, not COUNT(*) FILTER (WHERE ...): DuckDB spends 4x as long on 90 filtered counts.
     by_name = {column.name: column for column in columns}
     for k, (first, second) in enumerate(ordered):
-        left, right = _comparable(by_name.get(first), by_name.get(second), first, second)
+        left, right = _comparable(by_name, first, second)
         for name, order in (("lt", exp.LT), ("gt", exp.GT)):
             counted_rows = exp.CountIf(this=order(this=left.copy(), expression=right.copy()))
             projections.append(exp.alias_(counted_rows, f"{name}{k}", quoted=True))
@@ -441,19 +441,18 @@ def profile_query(
     return query
 
 
-def _comparable(
-    first: Column | None, second: Column | None, first_name: str, second_name: str
-) -> tuple[exp.Expr, exp.Expr]:
-    """Two columns of a pair, made comparable: two timestamps of different types (nanoseconds,
-    a time zone) are compared as instants, casting both to TIMESTAMPTZ, which is how DuckDB
-    compares a naive and a zoned one by itself (the naive read in the session's UTC); it refuses
-    to compare TIMESTAMP_NS with TIMESTAMPTZ."""
-    left, right = _q(first_name), _q(second_name)
+def _comparable(columns: Mapping[str, Column], first: str, second: str) -> tuple[exp.Expr, exp.Expr]:
+    """The columns ``first`` and ``second`` of a pair, made comparable: two timestamps of
+    different types (nanoseconds, a time zone) are compared as instants, casting both to
+    TIMESTAMPTZ, which is how DuckDB compares a naive and a zoned one by itself (the naive read
+    in the session's UTC); it refuses to compare TIMESTAMP_NS with TIMESTAMPTZ."""
+    left, right = _q(first), _q(second)
+    one, other = columns.get(first), columns.get(second)
     if (
-        first is not None
-        and second is not None
-        and first.kind is second.kind is DataKind.TIMESTAMP
-        and first.type.upper() != second.type.upper()
+        one is not None
+        and other is not None
+        and one.kind is other.kind is DataKind.TIMESTAMP
+        and one.type.upper() != other.type.upper()
     ):
         instant = exp.DataType.build("TIMESTAMPTZ")
         return exp.cast(left, instant), exp.cast(right, instant)
