@@ -25,7 +25,6 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from assay.engine import Engine
@@ -156,6 +155,8 @@ DatasetConfig.model_rebuild()
 
 def load_config(path: Path) -> DatasetConfig:
     """Read a dataset configuration file; a mistake is a ConfigError naming the file and field."""
+    import yaml  # here: a dataset without a file (the common case of `assay profile`) never needs it
+
     try:
         document = yaml.safe_load(path.read_text()) or {}
     except FileNotFoundError:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -200,4 +202,38 @@ def test_opening_a_store_at_head_does_not_import_alembic(tmp_path: Path) -> None
         f"MetricStore.open({url!r}).close(); print('alembic' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
+def test_one_unresolved_incident_per_check_is_a_partial_index_on_both_dialects(
+    store: MetricStore, engine: sa.Engine
+) -> None:
+    """Migration 0007 makes the index partial on PostgreSQL too, though schema.py names only the
+    SQLite predicate (so that an SQLite store never imports the PostgreSQL dialect)."""
+    with engine.connect() as connection:
+        if connection.dialect.name == "postgresql":
+            sql = "SELECT indexdef FROM pg_indexes WHERE indexname = 'uq_incidents_unresolved'"
+        else:
+            sql = "SELECT sql FROM sqlite_master WHERE name = 'uq_incidents_unresolved'"
+        definition = connection.execute(sa.text(sql)).scalar_one()
+    assert "UNIQUE" in definition.upper()
+    assert "WHERE" in definition.upper() and "resolved" in definition
+
+
+def test_an_sqlite_store_never_imports_the_postgresql_dialect(tmp_path: Path) -> None:
+    """Once created (creating runs Alembic, which loads every dialect's DDL), an SQLite store
+    reads and writes without the PostgreSQL dialect, which costs 30-40 ms to import."""
+    url = "sqlite:///" + str(tmp_path / "assay.db")
+    MetricStore.open(url).close()
+    program = (
+        "import sys\n"
+        "from datetime import UTC, datetime\n"
+        "from assay.store import MetricKey, MetricStore\n"
+        f"with MetricStore.open({url!r}) as store:\n"
+        "    load = store.create_load('orders', logical_time=datetime(2024, 5, 1, tzinfo=UTC))\n"
+        "    store.save_metrics(load, {MetricKey.dataset('RowCount'): 3.0})\n"
+        "    assert store.metrics_of(load) == {MetricKey.dataset('RowCount'): 3.0}\n"
+        "print('sqlalchemy.dialects.postgresql' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"

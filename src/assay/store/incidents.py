@@ -346,7 +346,7 @@ class IncidentRecords:
         table = schema.notifications
         added = 0
         with self._transaction() as connection:
-            insert = schema.UPSERTS[connection.dialect.name](table)
+            insert = schema.upsert(connection, table)
             for channel, digest in channels:
                 done = connection.execute(
                     insert.on_conflict_do_nothing(index_elements=[table.c.id, table.c.channel]).returning(
@@ -410,7 +410,7 @@ class IncidentRecords:
             days: dict[tuple[str, date], list[Any]] = {}
             for row in held:
                 days.setdefault((row.channel, row.digest_day), []).append(row)
-            insert = schema.UPSERTS[connection.dialect.name](table)
+            insert = schema.upsert(connection, table)
             for (channel, day), rows in days.items():
                 digest_id = str(new_id(channel, day, [r.id for r in rows]))
                 items = [dict(r.payload) for r in rows]
@@ -512,7 +512,7 @@ def _add_stage(
 ) -> None:
     """Insert a run's stage row unless it is there (a stage passed again keeps its time)."""
     table = schema.run_stages
-    insert = schema.UPSERTS[connection.dialect.name](table)
+    insert = schema.upsert(connection, table)
     connection.execute(
         insert.on_conflict_do_nothing(index_elements=[table.c.run_id, table.c.stage]),
         {"run_id": run_id, "stage": stage, "at": at or datetime.now(UTC), "detail": detail},

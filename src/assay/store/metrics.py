@@ -303,7 +303,7 @@ class MetricStore(
             self._require_load(connection, load_id)
             if not rows:
                 return
-            upsert = schema.UPSERTS[connection.dialect.name](schema.metrics)
+            upsert = schema.upsert(connection, schema.metrics)
             connection.execute(
                 upsert.on_conflict_do_update(
                     index_elements=[
@@ -586,7 +586,7 @@ class MetricStore(
         if not name or len(name) > schema.DATASET_NAME_LENGTH:
             raise ConfigError(f"dataset name {name!r} must have 1 to {schema.DATASET_NAME_LENGTH} characters")
         # Insert-or-nothing, then read: two processes registering the same dataset both succeed.
-        insert = schema.UPSERTS[connection.dialect.name](schema.datasets)
+        insert = schema.upsert(connection, schema.datasets)
         connection.execute(
             insert.on_conflict_do_nothing(index_elements=[schema.datasets.c.name]), {"name": name}
         )

@@ -18,7 +18,7 @@ from sqlalchemy.engine import Connection
 
 from assay.errors import ConfigError
 from assay.store import schema
-from assay.store.schema import UPSERTS, utcnow
+from assay.store.schema import upsert, utcnow
 
 DECISION_STATUSES = ("pending", "accepted", "rejected")
 
@@ -290,9 +290,8 @@ class ProfileRecords:
         with self._transaction() as connection:
             dataset_id = self._ensure_dataset(connection, dataset)
             lock_dataset(connection, dataset_id)
-            upsert = UPSERTS[connection.dialect.name]
             connection.execute(
-                upsert(schema.decisions).on_conflict_do_nothing(
+                upsert(connection, schema.decisions).on_conflict_do_nothing(
                     index_elements=[
                         schema.decisions.c.dataset_id,
                         schema.decisions.c.column,
@@ -316,7 +315,7 @@ class ProfileRecords:
                 )
             ).one()
             if found.status == "pending":
-                insert = upsert(schema.decision_sources).values(
+                insert = upsert(connection, schema.decision_sources).values(
                     decision_id=found.id, source=source, rows=int(rows)
                 )
                 connection.execute(

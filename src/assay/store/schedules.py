@@ -65,7 +65,7 @@ class ScheduleRecords:
         require_aware(tick, "tick")
         table = schema.schedule_ticks
         with self._transaction() as connection:
-            insert = schema.UPSERTS[connection.dialect.name](table)
+            insert = schema.upsert(connection, table)
             # RETURNING says whether this insert made the row: on PostgreSQL (psycopg 3) the
             # rowcount of an INSERT ... ON CONFLICT DO NOTHING that made it did not read 1, and
             # two schedulers both took the tick for taken (tests/checks/test_schedule.py)
