@@ -32,8 +32,18 @@ def test_profile_bench_runs_and_prints_its_ratio(tmp_path: Path) -> None:
     payload = json.loads(measurements.read_text())
     assert payload["agree"] is True
     assert payload["failed"] == {}
-    assert set(payload["contenders"]) == {"hand", "assay", "hand process", "floor process", "assay CLI"}
+    assert set(payload["contenders"]) == {
+        "hand",
+        "assay",
+        "hand process",
+        "floor process",
+        "floor overlapped",
+        "assay CLI",
+    }
     assert payload["cli_process_ratio"] > 0
     # the floor: the hand-written query's process after the libraries assay cannot start without
     assert re.search(r"^the floor: .* ratio \d+\.\d\d$", done.stdout, re.M)
     assert payload["floor_process_ratio"] > 0
+    # and with the query started first, the libraries imported while it runs
+    assert re.search(r"^the floor overlapped: .* ratio \d+\.\d\d$", done.stdout, re.M)
+    assert payload["overlapped_floor_process_ratio"] > 0
