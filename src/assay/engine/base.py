@@ -48,11 +48,62 @@ class DataKind(StrEnum):
 
 @dataclass(frozen=True)
 class Column:
-    """A column of a registered table: its exact name, the engine's type name and its family."""
+    """A column of a registered table: its exact name, the engine's type name and its family.
+    ``source`` is the name the input gave it when the engine could not keep that name: two
+    names equal but for case (``a`` and ``A``) are one name to DuckDB and Spark, so the later
+    column is held as ``A_1``; a reference to ``A`` is then ambiguous (see
+    :func:`assay.rules.plan.resolve_column`)."""
 
     name: str
     type: str
     kind: DataKind
+    source: str | None = None
+
+
+def find_column(name: str, columns: Sequence[Column]) -> tuple[Column | None, list[Column]]:
+    """The column ``name`` refers to, as Spark resolves names: the one of that exact name; else
+    the only one whose name matches but for case; else but for case and surrounding spaces (a
+    CSV header's ``"Amount "``). ``(None, matches)`` when it is ambiguous, ``(None, [])`` when
+    there is none. A column the engine renamed (``Column.source``) answers to its held name
+    only: its input's name is ambiguous with the column it collided with."""
+    for column in columns:
+        if column.name == name:
+            return column, []
+    for fold in (str.casefold, _spaceless):
+        matches = [c for c in columns if fold(name) in (fold(c.name), fold(c.source or c.name))]
+        if len(matches) == 1 and matches[0].source is None:
+            return matches[0], []
+        if matches:
+            return None, matches
+    return None, []
+
+
+def _spaceless(text: str) -> str:
+    return text.strip().casefold()
+
+
+def engine_names(wanted: Sequence[str]) -> list[tuple[str, str | None]]:
+    """The names an engine can hold for columns the input names ``wanted``, each with the input's
+    name when it had to change it: a name equal but for case to an earlier one gets ``_1``
+    (``_2``, ...), as DuckDB names it, avoiding every other name.
+
+    >>> engine_names(["a", "A", " a ", "b", "A_1", "B"])
+    [('a', None), ('A_2', 'A'), (' a ', None), ('b', None), ('A_1', None), ('B_1', 'B')]
+    """
+    taken = {name.casefold() for name in wanted}
+    seen: set[str] = set()
+    names: list[tuple[str, str | None]] = []
+    for name in wanted:
+        if name.casefold() not in seen:
+            seen.add(name.casefold())
+            names.append((name, None))
+            continue
+        k = 1
+        while f"{name}_{k}".casefold() in taken | seen:
+            k += 1
+        seen.add(f"{name}_{k}".casefold())
+        names.append((f"{name}_{k}", name))
+    return names
 
 
 # The text types that string functions take as they are, on every engine: another type of the

@@ -5,13 +5,14 @@ from __future__ import annotations
 import re
 import threading
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import duckdb
 from sqlglot import exp
 
-from assay.engine.base import Column, DataKind, Engine, EngineError, Reject
+from assay.engine.base import Column, DataKind, Engine, EngineError, Reject, engine_names
 from assay.errors import PlatformError
 
 if TYPE_CHECKING:
@@ -247,6 +248,58 @@ class DuckDBEngine(Engine):
         }
         if read.decimal_comma:
             typing["decimal_separator"] = ","
+        found = self._sniff(path, read, compression, typing)
+        if read.decimal_comma and read.delimiter is None and found[0] == ",":
+            # Numbers written 2,5 are never split by commas: a file of numbers only (x;y then
+            # 1,5;2,5) has more commas than semicolons a line, and the detection took the comma,
+            # read the header as a bad line (skipped) and the first row as the header.
+            found = self._sniff(path, read, compression, {**typing, "delim": ";"})
+        delimiter, quote, escape, new_line, comment, skip, header, sniffed = found
+
+        def text(value: str) -> str:
+            return "" if value == "(empty)" else value
+
+        def as_text(names: Sequence[str]) -> exp.Struct:
+            return exp.Struct(
+                expressions=[
+                    exp.PropertyEQ(this=exp.Literal.string(n), expression=exp.Literal.string("VARCHAR"))
+                    for n in names
+                ]
+            )
+
+        fixed: dict[str, exp.Expr | str] = {
+            "auto_detect": exp.false(),
+            "delim": text(delimiter),
+            "quote": text(quote),
+            "escape": text(escape),
+            "new_line": text(new_line),
+            "comment": text(comment),
+            "skip": exp.Literal.number(int(skip)),
+            "header": exp.Boolean(this=bool(header)),
+        }
+        detected = [c["name"] for c in sniffed]
+        wanted = self._header(path, read, compression, fixed, len(detected)) if header else None
+        # The header's names as the file spells them (the detection trims their spaces and renames
+        # "a" after " a " to "a_1": a rule on "a" read the other column), but a blank one, which
+        # keeps the detection's name (column0 ...), and those the engine cannot hold apart.
+        names = engine_names(
+            [
+                n if n is not None and n.strip() else d
+                for n, d in zip(wanted or detected, detected, strict=True)
+            ]
+        )
+        fixed["columns"] = as_text([n for n, _ in names])
+        arguments = _csv_arguments(path, read, compression, fixed, detect=False)
+        source = exp.Table(this=exp.Anonymous(this="read_csv", expressions=arguments))
+        self.register_query(name, exp.select(exp.Star()).from_(source))
+        return [
+            Column(n, c["type"], kind_of(c["type"]), was) for (n, was), c in zip(names, sniffed, strict=True)
+        ]
+
+    def _sniff(
+        self, path: str, read: ReadOptions, compression: str, typing: dict[str, exp.Expr | str]
+    ) -> Any:
+        """The detected dialect and columns of a CSV file (``sniff_csv``)."""
         sniff = exp.Table(
             this=exp.Anonymous(
                 this="sniff_csv", expressions=_csv_arguments(path, read, compression, typing, detect=False)
@@ -263,36 +316,36 @@ class DuckDBEngine(Engine):
             "Columns",
         )
         try:
-            found = self.con.sql(self.render(exp.select(*columns).from_(sniff))).fetchall()[0]
+            return self.con.sql(self.render(exp.select(*columns).from_(sniff))).fetchall()[0]
         except duckdb.Error as error:
             raise EngineError(_one_line(error)) from None
-        delimiter, quote, escape, new_line, comment, skip, header, sniffed = found
 
-        def text(value: str) -> str:
-            return "" if value == "(empty)" else value
-
-        fixed: dict[str, exp.Expr | str] = {
-            "auto_detect": exp.false(),
-            "delim": text(delimiter),
-            "quote": text(quote),
-            "escape": text(escape),
-            "new_line": text(new_line),
-            "comment": text(comment),
-            "skip": exp.Literal.number(int(skip)),
-            "header": exp.Boolean(this=bool(header)),
+    def _header(
+        self, path: str, read: ReadOptions, compression: str, fixed: dict[str, exp.Expr | str], width: int
+    ) -> list[str | None] | None:
+        """The header line's cells, untrimmed, read with the detected dialect (None: unreadable,
+        the detection's names stand)."""
+        raw = {
+            **fixed,
+            "header": exp.false(),
             "columns": exp.Struct(
                 expressions=[
-                    exp.PropertyEQ(
-                        this=exp.Literal.string(c["name"]), expression=exp.Literal.string("VARCHAR")
-                    )
-                    for c in sniffed
+                    exp.PropertyEQ(this=exp.Literal.string(f"c{i}"), expression=exp.Literal.string("VARCHAR"))
+                    for i in range(width)
                 ]
             ),
         }
-        arguments = _csv_arguments(path, read, compression, fixed, detect=False)
-        source = exp.Table(this=exp.Anonymous(this="read_csv", expressions=arguments))
-        self.register_query(name, exp.select(exp.Star()).from_(source))
-        return [Column(c["name"], c["type"], kind_of(c["type"])) for c in sniffed]
+        source = exp.Table(
+            this=exp.Anonymous(
+                this="read_csv", expressions=_csv_arguments(path, read, compression, raw, detect=False)
+            )
+        )
+        try:
+            with self._lock:
+                rows = self.con.sql(self.render(exp.select(exp.Star()).from_(source).limit(1))).fetchall()
+        except duckdb.Error:
+            return None
+        return list(rows[0]) if rows else None
 
     def register_query(self, name: str, query: exp.Query, *, materialize: bool = False) -> None:
         try:

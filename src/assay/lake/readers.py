@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -113,6 +113,10 @@ class Registered:
 
     def column_names(self) -> list[str]:
         return [c.name for c in self.columns]
+
+    def sources(self) -> dict[str, str]:
+        """Each column the engine renamed (``A_1``) with the input's name for it (``A``)."""
+        return {c.name: c.source for c in self.columns if c.source is not None}
 
 
 def file_format(path: Path) -> str:
@@ -243,7 +247,7 @@ def register(engine: Engine, name: str, data: Any, read: ReadOptions | None = No
                 columns = _register_csv(engine, name, path, read)
             else:
                 engine.register_file(name, str(path), fmt, compression(path))
-                columns = engine.columns(name)
+                columns = renamed(engine.columns(name))
         except EngineError as error:
             raise ConfigError(f"{path}: cannot read the file as {fmt}: {error.message}") from None
         return Registered(name, tuple(columns), path)
@@ -256,7 +260,36 @@ def register(engine: Engine, name: str, data: Any, read: ReadOptions | None = No
         engine.register_arrow(name, pa.table({PLACEHOLDER: pa.nulls(arrow.num_rows, pa.int8())}))
         return Registered(name, ())
     engine.register_arrow(name, arrow)
-    return Registered(name, tuple(engine.columns(name)))
+    columns = engine.columns(name)
+    if isinstance(arrow, pa.Table | pa.RecordBatchReader) and len(arrow.schema.names) == len(columns):
+        # the engine renames a name equal but for case to an earlier one (A_1 after a)
+        given = arrow.schema.names
+        columns = [
+            replace(c, source=None if c.name == was else was) for c, was in zip(columns, given, strict=True)
+        ]
+    return Registered(name, tuple(columns))
+
+
+_SUFFIX = re.compile(r"(.+)_(\d+)")
+
+
+def renamed(columns: Sequence[Column]) -> list[Column]:
+    """``columns`` of a file whose own names the engine does not report (Parquet, JSON), each
+    column named as the engine renames the second of two names equal but for case (``A_1`` after
+    ``a``) marked as such: a reference to ``A`` is then ambiguous, never silently ``a``.
+
+    >>> from assay.engine import DataKind
+    >>> [c.source for c in renamed([Column(n, "INTEGER", DataKind.INTEGER) for n in ("a", "A_1", "b_1")])]
+    [None, 'A', None]
+    """
+    seen: set[str] = set()
+    out = []
+    for column in columns:
+        match = _SUFFIX.fullmatch(column.name)
+        was = match.group(1) if match and match.group(1).casefold() in seen else None
+        seen.add(column.name.casefold())
+        out.append(replace(column, source=was))
+    return out
 
 
 # --- CSV: text first, the engine's detection over the whole file, then a typed view -------------
@@ -264,7 +297,8 @@ def register(engine: Engine, name: str, data: Any, read: ReadOptions | None = No
 _ISO_DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 _ISO_TIME = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,9})?)?)?"
 _T = exp.DataType.Type
-_ISO = {
+_INTEGER = r"-?(0|[1-9][0-9]*)"  # a detected integer column's values (not 1.5, 1e3 or 007)
+_SHAPES = {
     _T.DATE: _ISO_DATE,
     _T.TIMESTAMP: _ISO_TIME + "$",
     _T.TIMESTAMPNTZ: _ISO_TIME + "$",
@@ -347,8 +381,14 @@ def _register_csv_as(
     # Held as a table: the file is parsed and converted once. A CSV has no columnar layout to
     # scan lazily; as a view, every CTE of the one measuring query (a profile has one a column)
     # parsed and converted the file again, and had the engine plan every column's conversion.
-    engine.register_query(name, _typed_view(text, names, types, read, blank_text), materialize=True)
-    return engine.columns(name)
+    # Types detected from a sample are checked as the view converts: the engine's cast of text
+    # to an integer rounds 1.5 to 2 and reads 1e3 and 007 as numbers, so a detected integer
+    # column's value of another shape beyond the sample fails the conversion, and the file is
+    # detected again from every row (see _register_csv).
+    integers = set() if whole_file else {n for n, t in zip(names, types, strict=True) if n not in declared}
+    view = _typed_view(text, names, types, read, blank_text, integers)
+    engine.register_query(name, view, materialize=True)
+    return [replace(c, source=s.source) for c, s in zip(engine.columns(name), sniffed, strict=True)]
 
 
 def _is_text(kind: exp.DataType) -> bool:
@@ -410,7 +450,7 @@ def _check_query(
             )
             projections.append(exp.alias_(example, f"example{i}", quoted=True))
             continue
-        shape = next((pattern for t, pattern in _ISO.items() if kind.is_type(t)), None)
+        shape = next((pattern for t, pattern in _SHAPES.items() if kind.is_type(t)), None)
         if shape is not None:
             iso = exp.RegexpLike(this=_cell(column), expression=exp.Literal.string(shape))
             projections.append(
@@ -427,6 +467,7 @@ def _typed_view(
     types: Sequence[exp.DataType],
     read: ReadOptions,
     blank_text: set[str] | frozenset[str] = frozenset(),
+    integers: set[str] | frozenset[str] = frozenset(),
 ) -> exp.Select:
     """Each column converted to its type: a blank or null-token cell of a typed column is NULL;
     a text column keeps its blank cells as empty strings (Glue's reading) unless declared
@@ -448,6 +489,17 @@ def _typed_view(
                 else _value(column, read)
             )
             value = exp.Cast(this=converted, to=kind.copy())
+            if column in integers and kind.is_type(_T.BIGINT):
+                shaped = exp.or_(
+                    exp.Is(this=converted.copy(), expression=exp.Null()),
+                    exp.RegexpFullMatch(this=converted.copy(), expression=exp.Literal.string(_INTEGER)),
+                )
+                # a cast that cannot succeed, on every engine: the value with a word after it
+                refused = exp.Cast(
+                    this=exp.func("concat", converted.copy(), exp.Literal.string(" is no integer")),
+                    to=kind.copy(),
+                )
+                value = exp.Case(ifs=[exp.If(this=shaped, true=value)], default=refused)
         projections.append(exp.alias_(value, column, quoted=True))
     if not projections:
         projections.append(exp.alias_(exp.Null(), PLACEHOLDER, quoted=True))

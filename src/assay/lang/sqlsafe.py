@@ -180,13 +180,22 @@ PREDICATE_REJECTIONS: Final[Sequence[tuple[type[exp.Expr], str]]] = (
 )
 
 
-def parse_predicate(text: str, columns: Sequence[str], *, clock: datetime | None = None) -> exp.Expression:
+def parse_predicate(
+    text: str,
+    columns: Sequence[str],
+    *,
+    clock: datetime | None = None,
+    sources: Mapping[str, str] | None = None,
+) -> exp.Expression:
     """Parse a Spark SQL row predicate over ``columns`` into a checked sqlglot tree.
 
     Column references resolve exactly, else case-insensitively (as Spark does) when the match is
-    unique; they come out as quoted identifiers with the table's exact names, unqualified
-    (``primary.x`` is accepted and the qualifier dropped). With ``clock``, ``now()``,
-    ``current_timestamp`` and ``current_date`` read that instant instead of the machine's clock.
+    unique, else case-insensitively and without surrounding spaces; they come out as quoted
+    identifiers with the table's exact names, unqualified (``primary.x`` is accepted and the
+    qualifier dropped). ``sources`` maps a column the engine renamed to the input's name for it
+    (``A_1`` → ``A`` beside ``a``): a reference to that name is ambiguous. With ``clock``,
+    ``now()``, ``current_timestamp`` and ``current_date`` read that instant instead of the
+    machine's clock.
 
     >>> tree = parse_predicate("`state name` = 'WA' and PRIMARY.amount > 3/2", ["State Name", "amount"])
     >>> print(render(tree, "duckdb"))
@@ -195,26 +204,34 @@ def parse_predicate(text: str, columns: Sequence[str], *, clock: datetime | None
     with _depth_guard("predicate"):
         tree = _fix_clock(_rewrite(_parse(text, "predicate")), clock)
         _check_nodes(tree, text, PREDICATE_NODES, predicate=True)
-        _resolve_predicate_columns(tree, columns)
+        _resolve_predicate_columns(tree, columns, sources or {})
         _check_boolean(tree)
         return tree
 
 
 def parse_query(
-    text: str, tables: Mapping[str, Sequence[str]], *, clock: datetime | None = None
+    text: str,
+    tables: Mapping[str, Sequence[str]],
+    *,
+    clock: datetime | None = None,
+    ambiguous: frozenset[str] = frozenset(),
 ) -> exp.Query:
     """Parse a Spark SQL query over ``tables`` (name -> columns) into a checked sqlglot tree.
 
     Exactly one statement, a SELECT or a set operation of SELECTs with optional CTEs. Table names
     are matched case-insensitively and rewritten as quoted identifiers of the exact key; any other
-    table is refused. Unknown columns are refused where sqlglot can resolve the query's scopes.
+    table is refused. Unknown columns are refused where sqlglot can resolve the query's scopes,
+    and so is a column named, other than exactly, by one of the ``ambiguous`` names (casefolded:
+    those the engine holds two columns under, ``a`` and ``A_1`` for the input's ``a`` and ``A``).
     ``clock`` fixes the current date and time as in :func:`parse_predicate`.
 
     >>> tree = parse_query("SELECT id FROM Primary WHERE name IS NOT NULL", {"primary": ["id", "name"]})
     >>> print(render(tree, "duckdb"))
     SELECT "id" FROM "primary" WHERE NOT "name" IS NULL
     """
-    checked = _checked_query(text, tuple((name, tuple(columns)) for name, columns in tables.items()))
+    checked = _checked_query(
+        text, tuple((name, tuple(columns)) for name, columns in tables.items()), ambiguous
+    )
     tree = checked.copy()
     assert isinstance(tree, exp.Expression)
     fixed = _fix_clock(tree, clock)
@@ -223,7 +240,9 @@ def parse_query(
 
 
 @functools.lru_cache(maxsize=512)
-def _checked_query(text: str, tables: tuple[tuple[str, tuple[str, ...]], ...]) -> exp.Query:
+def _checked_query(
+    text: str, tables: tuple[tuple[str, tuple[str, ...]], ...], ambiguous: frozenset[str] = frozenset()
+) -> exp.Query:
     """:func:`parse_query` before its clock is fixed, kept per query and tables: the gate checks
     each CustomSql rule of a ruleset on every batch (3.7 of the demo's 73 s under cProfile, afresh).
     Callers get a copy; a refused query is not kept, and is refused again the same way."""
@@ -234,7 +253,7 @@ def _checked_query(text: str, tables: tuple[tuple[str, tuple[str, ...]], ...]) -
             raise SQLRejected(f"only a query (SELECT ...) is allowed; {tree.key.upper()} statements are not")
         _check_nodes(tree, text, QUERY_NODES, predicate=False)
         _resolve_tables(tree, mapping)
-        _check_query_columns(tree, mapping)
+        _check_query_columns(tree, mapping, ambiguous)
         return tree
 
 
@@ -520,16 +539,29 @@ _NODE_CHECKS: Final[Mapping[type[exp.Expr], Callable[[exp.Expr], None]]] = {
 # --- names ---------------------------------------------------------------------------------------
 
 
-def _resolve_name(name: str, candidates: Sequence[str], kind: str) -> str:
-    """The exact candidate ``name`` refers to: itself, else its unique case-insensitive match."""
+def _resolve_name(
+    name: str, candidates: Sequence[str], kind: str, sources: Mapping[str, str] | None = None
+) -> str:
+    """The exact candidate ``name`` refers to: itself, else its unique match but for case, else
+    but for case and surrounding spaces. ``sources`` (held name → the input's name) makes a
+    reference to a renamed column's input name ambiguous (:func:`assay.rules.plan.resolve_column`)."""
     if name in candidates:
         return name
-    matches = [c for c in candidates if c.lower() == name.lower()]
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        raise SQLRejected(f"{kind} '{name}' is ambiguous: it matches {', '.join(map(repr, matches))}")
+    given = sources or {}
+    for fold in (str.casefold, _folded):
+        matches = [c for c in candidates if fold(name) in (fold(c), fold(given.get(c, c)))]
+        if len(matches) == 1 and matches[0] not in given:
+            return matches[0]
+        if matches:
+            raise SQLRejected(
+                f"{kind} '{name}' is ambiguous: it matches {', '.join(map(repr, matches))} "
+                "(names are matched regardless of case, as Spark does)"
+            )
     raise SQLRejected(f"unknown {kind} '{name}'{_did_you_mean(name, candidates)}")
+
+
+def _folded(text: str) -> str:
+    return text.strip().casefold()
 
 
 def _did_you_mean(name: str, candidates: Sequence[str]) -> str:
@@ -537,14 +569,16 @@ def _did_you_mean(name: str, candidates: Sequence[str]) -> str:
     return f"; did you mean '{close[0]}'?" if close else ""
 
 
-def _resolve_predicate_columns(tree: exp.Expression, columns: Sequence[str]) -> None:
+def _resolve_predicate_columns(
+    tree: exp.Expression, columns: Sequence[str], sources: Mapping[str, str]
+) -> None:
     for column in list(tree.find_all(exp.Column)):
         if column.args.get("db") or column.args.get("catalog"):
             raise SQLRejected(f"'{_snippet(column)}' has too many qualifiers")
         qualifier = column.table
         if qualifier and qualifier.lower() != "primary":
             raise SQLRejected(f"unknown table '{qualifier}' in '{_snippet(column)}': only primary's columns")
-        name = _resolve_name(column.name, columns, "column")
+        name = _resolve_name(column.name, columns, "column", sources)
         column.set("table", None)
         column.set("this", exp.to_identifier(name, quoted=True))
 
@@ -599,8 +633,22 @@ def _visible_ctes(node: exp.Expr) -> set[str]:
     return names
 
 
-def _check_query_columns(tree: exp.Query, tables: Mapping[str, Sequence[str]]) -> None:
+def _check_query_columns(
+    tree: exp.Query, tables: Mapping[str, Sequence[str]], ambiguous: frozenset[str] = frozenset()
+) -> None:
     all_columns = [c for columns in tables.values() for c in columns]
+    exact = set(all_columns)
+    for column in tree.find_all(exp.Column):
+        name = column.name
+        if name not in exact and name.casefold() in ambiguous:
+            held = ", ".join(
+                repr(c) for c in all_columns if c.casefold() == name.casefold() or c in ambiguous
+            )
+            raise SQLRejected(
+                f"column '{name}' is ambiguous: the input has two columns of that name but for case, "
+                f"which the engine matches regardless of case; name the one you mean as it is held"
+                f"{f' ({held})' if held else ''}"
+            )
     # A name can only be a table's column or a name the query itself defines (aliases, CTE columns).
     known = {c.lower() for c in all_columns} | {
         i.name.lower() for i in tree.find_all(exp.Identifier) if not isinstance(i.parent, exp.Column)

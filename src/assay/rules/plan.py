@@ -16,6 +16,7 @@ from typing import Any
 from sqlglot import exp
 
 from assay.engine import Column, Engine, EngineError
+from assay.engine.base import find_column
 from assay.lake.readers import Registered
 from assay.lang import sqlsafe
 from assay.lang.dqdl import ast
@@ -185,7 +186,9 @@ class Context:
         if rule.where is None:
             return None
         try:
-            predicate = sqlsafe.parse_predicate(rule.where.raw, self.primary.column_names(), clock=self.now)
+            predicate = sqlsafe.parse_predicate(
+                rule.where.raw, self.primary.column_names(), clock=self.now, sources=self.primary.sources()
+            )
             self.engine.describe(
                 exp.select(predicate.copy()).from_(exp.to_identifier(self.primary.name, quoted=True))
             )
@@ -205,6 +208,12 @@ class Context:
             )
         return registered
 
+    def ambiguous(self) -> frozenset[str]:
+        """The names (casefolded) a query cannot use but exactly as held: those of two input
+        columns equal but for case, which the engine holds as ``a`` and ``A_1``."""
+        tables = [self.primary, *self.references.values()]
+        return frozenset(s.casefold() for t in tables for s in t.sources().values())
+
     def tables(self) -> dict[str, list[str]]:
         """Table names a user query may read, with their columns."""
         tables = {"primary": self.primary.column_names()}
@@ -213,16 +222,43 @@ class Context:
 
 
 def resolve_column(name: str, columns: Sequence[Column], where: str) -> Column:
-    for column in columns:
-        if column.name == name:
-            return column
-    folded = [c for c in columns if c.name.lower() == name.lower()]
-    if len(folded) == 1:
-        return folded[0]
+    """The column ``name`` refers to: the one of that exact name; else the one whose name matches
+    it but for case (as Spark, which Glue runs on, resolves names), or failing that, but for case
+    and surrounding spaces (a CSV header's ``"Amount "``); a RuleError when there is none or more
+    than one. Two input columns whose names are equal but for case are one name to the engines:
+    the later is held as ``A_1`` (``Column.source``), and a reference that is not exactly one of
+    the held names is ambiguous, never silently the other column.
+
+    >>> from assay.engine import DataKind
+    >>> table = [Column("a", "BIGINT", DataKind.INTEGER), Column("A_1", "BIGINT", DataKind.INTEGER, "A"),
+    ...          Column("Total ", "BIGINT", DataKind.INTEGER)]
+    >>> [resolve_column(n, table, "t").name for n in ("a", "A_1", "total", " TOTAL ")]
+    ['a', 'A_1', 'Total ', 'Total ']
+    >>> try:
+    ...     resolve_column("A", table, "primary dataset")
+    ... except RuleError as error:
+    ...     print(error.args[0][:57])
+    Column 'A' is ambiguous in the primary dataset: the input
+    """
+    found, matches = find_column(name, columns)
+    if found is not None:
+        return found
+    if matches:
+        raise RuleError(f"Column '{name}' is ambiguous in the {where}: {ambiguity(matches)}")
     # assay's own columns (the gate's __row, __gate_batch ...) are not the user's to name.
     shown = [c.name for c in columns if not c.name.startswith("__")]
     listing = ", ".join(shown[:20]) + (", ..." if len(shown) > 20 else "")
     raise RuleError(f"Column '{name}' does not exist in the {where} (columns: {listing or 'none'})")
+
+
+def ambiguity(matches: Sequence[Column]) -> str:
+    """Why a name matching ``matches`` is ambiguous, and what to write instead."""
+    given = " and ".join(repr(c.source or c.name) for c in matches)
+    held = " and ".join(repr(c.name) for c in matches)
+    return (
+        f"the input has columns named {given}, which the engine cannot tell apart (it matches names "
+        f"regardless of case, as Spark does) and holds as {held}: name the one you mean as it is held"
+    )
 
 
 def col(column: Column) -> exp.Column:

@@ -31,11 +31,12 @@ from typing import Any
 from sqlglot import exp
 
 from assay.engine import Engine, EngineError
-from assay.engine.base import Column
+from assay.engine.base import Column, find_column
 from assay.errors import ConfigError
 from assay.lake.readers import Registered, file_format, register
 from assay.lang import sqlsafe
 from assay.platform.checks.document import Document, MetricSpec, Profile
+from assay.rules.plan import ambiguity
 
 SOURCE = "__source"
 ROWS = "primary"
@@ -247,7 +248,8 @@ def register_rows(engine: Engine, profile: Profile, source: Registered, at: date
         )
     if profile.filter:
         try:
-            conditions.append(sqlsafe.parse_predicate(profile.filter, names, clock=now))
+            predicate = sqlsafe.parse_predicate(profile.filter, names, clock=now, sources=source.sources())
+            conditions.append(predicate)
         except sqlsafe.SQLRejected as error:
             raise ConfigError(f"profile {profile.id}: filter '{profile.filter}': {error.reason}") from None
     query = exp.select("*").from_(exp.to_identifier(SOURCE, quoted=True))
@@ -263,12 +265,11 @@ def register_rows(engine: Engine, profile: Profile, source: Registered, at: date
 
 
 def _resolve(name: str, columns: Sequence[Column], what: str) -> Column:
-    for column in columns:
-        if column.name == name:
-            return column
-    for column in columns:
-        if column.name.lower() == name.lower():
-            return column
+    found, matches = find_column(name, columns)
+    if found is not None:
+        return found
+    if matches:
+        raise ConfigError(f"{what} '{name}' is ambiguous: {ambiguity(matches)}")
     names = [c.name for c in columns]
     close = difflib.get_close_matches(name, names, n=1)
     hint = f"; did you mean '{close[0]}'?" if close else f" (columns: {', '.join(names[:20])})"
@@ -309,11 +310,13 @@ def _freshness(value: Any, now: datetime) -> float | None:
     return (now - moment).total_seconds()
 
 
-def _condition(spec: MetricSpec, names: Sequence[str], now: datetime) -> exp.Expr:
+def _condition(spec: MetricSpec, columns: Sequence[Column], now: datetime) -> exp.Expr:
     """A ``count_where``'s condition, parsed against the source's columns. Raises ConfigError."""
     assert spec.where is not None
+    names = [c.name for c in columns]
+    sources = {c.name: c.source for c in columns if c.source is not None}
     try:
-        return sqlsafe.parse_predicate(spec.where.condition, names, clock=now)
+        return sqlsafe.parse_predicate(spec.where.condition, names, clock=now, sources=sources)
     except sqlsafe.SQLRejected as error:
         raise ConfigError(f"condition '{spec.where.condition}': {error.reason}") from None
 
@@ -394,7 +397,6 @@ class Plan:
         self.slots: list[_Slot] = []
         self.samples: dict[str, tuple[str, exp.Expr, int]] = {}
         self.expressions: dict[str, exp.Expr] = {}
-        names = [c.name for c in columns]
         self.dimensions: list[str] = []
         for dimension in profile.dimensions:
             self.dimensions.append(_resolve(dimension, columns, f"profile {profile.id}: dimension").name)
@@ -402,7 +404,7 @@ class Plan:
         for spec in profile.specs():
             try:
                 column = _resolve(spec.column, columns, f"{spec.kind}: column") if spec.column else None
-                condition = _condition(spec, names, now) if spec.where is not None else None
+                condition = _condition(spec, columns, now) if spec.where is not None else None
                 expr, finish = _aggregate(spec, column, condition)
             except ConfigError as error:
                 self.errors[spec.key] = error.message
