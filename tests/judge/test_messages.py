@@ -27,6 +27,26 @@ def test_a_failed_rule_never_reads_100_percent() -> None:
     assert f"{failing:,} of {table.num_rows:,} rows failed" in outcome.message
 
 
+@pytest.mark.parametrize(
+    "rule",
+    [
+        'ColumnValues "distance" > 0 with threshold < 1',
+        'CustomSql "select distance from primary where distance > 0" with threshold < 1',
+        'ColumnValues "carrier" in ["UA", "AA", "B6", "DL", "EV", "MQ", "US", "WN", "VX", "FL", "AS", '
+        '"9E", "F9", "HA", "YV", "OO"] with threshold = 0.5',
+    ],
+)
+def test_a_threshold_that_every_row_passing_fails_never_reads_100_percent_passed(rule: str) -> None:
+    """Every flight passes, and the threshold wants less: the rule fails, and its message must
+    not read "100.00 % of rows passed the threshold" beside a Failed outcome."""
+    table = flights()
+    (outcome,) = evaluate(f"Rules = [ {rule} ]", table).rules
+    assert outcome.outcome == "Failed"
+    assert outcome.message is not None
+    assert "100.00" not in outcome.message and "% of rows passed" not in outcome.message
+    assert f"every one of the {table.num_rows:,} rows passed" in outcome.message
+
+
 def test_a_threshold_failure_says_what_the_threshold_required() -> None:
     table = flights()
     (outcome,) = evaluate('Rules = [ ColumnValues "distance" > 100 with threshold > 0.9999 ]', table).rules

@@ -66,11 +66,23 @@ def percent(share: float) -> str:
 def shortfall(value: float | None, total: float, noun: str, threshold: ast.Condition | None) -> str:
     """Why a compliance rule failed: the share that passed and how many of ``total`` failed.
 
+    A threshold that every row passing does not meet (``with threshold < 1``) is said as such,
+    never as "100.00 % of rows passed" beside a Failed outcome.
+
     >>> shortfall(49_998 / 50_000, 50_000, "rows", None)
     '99.996 % of rows passed the threshold (2 of 50,000 rows failed)'
+    >>> from assay.lang.dqdl import parse_text
+    >>> rule = parse_text('Rules = [ ColumnValues "x" > 0 with threshold < 1 ]').ruleset.rules[0]
+    >>> shortfall(1.0, 2, "rows", rule.threshold)
+    'every one of the 2 rows passed, and the threshold requires < 1: a share of 1.0 does not meet it'
     """
     share = value if value is not None and math.isfinite(value) else 0.0
     failed = round(total * (1.0 - share))
+    if failed == 0 and share == 1.0 and threshold is not None:
+        return (
+            f"every one of the {int(total):,} {noun} passed, and the threshold requires "
+            f"{condition_text(threshold)}: a share of 1.0 does not meet it"
+        )
     message = (
         f"{percent(share)} % of {noun} passed the threshold ({failed:,} of {int(total):,} {noun} failed)"
     )
