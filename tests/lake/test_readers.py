@@ -85,3 +85,11 @@ def test_a_folder_is_not_a_data_file(tmp_path: Path) -> None:
 def test_an_unknown_object_is_refused() -> None:
     with pytest.raises(ConfigError, match="cannot read data of type"):
         evaluate(RULES, object())
+
+
+def test_a_dataframe_column_of_mixed_values_is_the_users_mistake_not_a_platform_failure() -> None:
+    """Data as a spreadsheet import leaves it: a column of numbers and text."""
+    frame = pd.DataFrame({"body_mass_g": [3750, "n/a", 3800, None], "species": ["Adelie"] * 4})
+    with pytest.raises(ConfigError, match=r"column body_mass_g.*one type") as caught:
+        evaluate("Rules = [ RowCount > 0 ]", frame, threads=1)
+    assert "Traceback" not in caught.value.message

@@ -187,7 +187,15 @@ def to_arrow(data: Any) -> pa.Table | pa.RecordBatchReader:
         return pa.Table.from_batches([data])
     module = type(data).__module__
     if module.startswith("pandas"):
-        return pa.Table.from_pandas(data, preserve_index=False)
+        try:
+            return pa.Table.from_pandas(data, preserve_index=False)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+            # a column of mixed values (1, "a", None): the user's data, not a platform failure
+            reasons = "; ".join(" ".join(str(a).split()) for a in reversed(error.args)) or str(error)
+            raise ConfigError(
+                f"the DataFrame cannot be read: {reasons}; give each column values of one type "
+                "(for text, df[column].astype(str))"
+            ) from None
     if module.startswith("polars") and hasattr(data, "to_arrow"):
         table = data.to_arrow()
         assert isinstance(table, pa.Table)
