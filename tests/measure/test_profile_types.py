@@ -79,3 +79,22 @@ def test_dqdl_string_rules_read_a_uuid_as_its_text(typed: Path) -> None:
     result = evaluate(rules, str(typed))
     assert [r.outcome for r in result.rules] == ["Passed"] * 5, [r.message for r in result.rules]
     assert result.rules[2].metrics["Column.event_id.ColumnValues.Compliance"] == pytest.approx(1 / ROWS)
+
+
+def test_a_date_before_year_one_is_profiled_and_stored_not_a_platform_failure(tmp_path: Path) -> None:
+    """ISO year 0000 (1 BC) is a valid ISO date that Python cannot hold: the engine gives it as
+    text, and storing the profile's minimum ended the command with exit 3."""
+    from _invoke import assay
+
+    path = tmp_path / "eras.csv"
+    path.write_text("d,t\n0000-01-01,0000-01-01 12:00:00\n2024-01-01,2024-01-01 00:00:00\n")
+    code = assay("profile", str(path), "--dataset", "eras", "--load-date", "2026-12-01",
+                 "--workspace", str(tmp_path), "--json")  # fmt: skip
+    assert code == 0
+    store_profile = profile(path, dataset="eras", load_date=date(2026, 12, 1)).profile
+    assert store_profile.column("d").minimum == "0001-01-01 (BC)"
+    metrics = store_profile.metrics()
+    assert {k.key: v for k, v in metrics.items() if k.key.endswith("Minimum")} == {
+        "Column.d.Minimum": -719528.0,  # days from 1970, as the engine counts them
+        "Column.t.Minimum": -62167176000.0,
+    }

@@ -147,10 +147,31 @@ class LoadProfile:
         return out
 
 
+# A date before year 1 (ISO year 0000 is 1 BC), which Python's dates cannot hold: the engine
+# gives it as text, ``0001-01-01 (BC)`` or ``0044-03-15 (BC) 12:00:00``.
+_BC = re.compile(r"(\d{4,})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2}):(\d{2}(?:\.\d+)?))?")
+_CYCLE = 146_097  # the days of 400 Gregorian years
+
+
 def as_number(value: Any) -> float | None:
-    """A minimum or maximum as a number: dates as days since 1970, timestamps as seconds."""
+    """A minimum or maximum as a number: dates as days since 1970, timestamps as seconds.
+
+    >>> as_number(date(1969, 12, 31)), as_number("0001-01-01 (BC)"), as_number("0001-01-01 (BC) 12:00:00")
+    (-1.0, -719528.0, -62167176000.0)
+    """
     if value is None:
         return None
+    if (
+        isinstance(value, str)
+        and "(BC)" in value
+        and (bc := _BC.fullmatch(" ".join(value.replace("(BC)", "").split())))
+    ):
+        year, month, day = 1 - int(bc.group(1)), int(bc.group(2)), int(bc.group(3))  # 1 BC is year 0
+        cycles = -year // 400 + 1
+        days = (date(year + 400 * cycles, month, day) - EPOCH).days - _CYCLE * cycles
+        if bc.group(4) is None:
+            return float(days)
+        return days * 86400.0 + int(bc.group(4)) * 3600 + int(bc.group(5)) * 60 + float(bc.group(6))
     if isinstance(value, datetime):
         return value.timestamp() if value.tzinfo else (value - datetime(1970, 1, 1)).total_seconds()
     if isinstance(value, date):
