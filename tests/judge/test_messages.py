@@ -91,3 +91,13 @@ def test_an_unknown_column_lists_the_users_columns_only() -> None:
     (outcome,) = evaluate('Rules = [ IsComplete "ID_x" ]', table).rules
     assert outcome.outcome == "Error"
     assert outcome.message == "Column 'ID_x' does not exist in the primary dataset (columns: id)"
+
+
+def test_a_custom_sql_rule_whose_query_returns_rows_says_so_in_the_rules_terms() -> None:
+    """DuckDB's "scalar subqueries can only return a single row" speaks of assay's plan, not of
+    the user's rule."""
+    (outcome,) = evaluate('Rules = [ CustomSql "select distance from primary" > 0 ]', flights()).rules
+    assert outcome.outcome == "Error"
+    assert outcome.message is not None
+    assert "the query returns more than one row" in outcome.message
+    assert "subquer" not in outcome.message and "scalar" not in outcome.message

@@ -82,7 +82,7 @@ def judge_rule(compiled: CompiledRule, values: Values, history: verdicts.History
             return verdicts.Judgement(verdicts.ERROR, plan.error)
         measured = values[id(plan)]
         if isinstance(measured, str):
-            return verdicts.Judgement(verdicts.ERROR, f"The rule could not be measured: {measured}")
+            return verdicts.Judgement(verdicts.ERROR, f"The rule could not be measured: {_reason(measured)}")
         return verdicts.judge(plan.verdict, measured, history)
 
     def node(item: ast.RuleNode) -> verdicts.Judgement:
@@ -93,6 +93,23 @@ def judge_rule(compiled: CompiledRule, values: Values, history: verdicts.History
     if compiled.row_mode is not None:
         return leaf(compiled.row_mode)
     return node(compiled.node)
+
+
+def _reason(message: str) -> str:
+    """The engine's reason, in the rule's terms where the engine speaks of its own plan: a
+    CustomSql query with a condition runs as a scalar subquery, and one that returns several
+    rows is refused by DuckDB and Spark alike as "more than one row returned by a subquery".
+
+    >>> _reason("Invalid Input Error: More than one row returned by a subquery used as an expression")[:60]
+    'the query returns more than one row; a CustomSql rule with a'
+    """
+    if "more than one row returned by a subquery" in message.lower():
+        return (
+            "the query returns more than one row; a CustomSql rule with a condition needs one value "
+            "(without a condition, a query of primary rows is judged row by row: add "
+            "'with threshold > 0.9' for a share)"
+        )
+    return message
 
 
 def rule_metrics(compiled: CompiledRule, values: Values) -> dict[str, float | None]:
