@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlglot import exp
 
+from assay.names import match_name
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -61,25 +63,13 @@ class Column:
 
 
 def find_column(name: str, columns: Sequence[Column]) -> tuple[Column | None, list[Column]]:
-    """The column ``name`` refers to, as Spark resolves names: the one of that exact name; else
-    the only one whose name matches but for case; else but for case and surrounding spaces (a
-    CSV header's ``"Amount "``). ``(None, matches)`` when it is ambiguous, ``(None, [])`` when
-    there is none. A column the engine renamed (``Column.source``) answers to its held name
-    only: its input's name is ambiguous with the column it collided with."""
-    for column in columns:
-        if column.name == name:
-            return column, []
-    for fold in (str.casefold, _spaceless):
-        matches = [c for c in columns if fold(name) in (fold(c.name), fold(c.source or c.name))]
-        if len(matches) == 1 and matches[0].source is None:
-            return matches[0], []
-        if matches:
-            return None, matches
-    return None, []
-
-
-def _spaceless(text: str) -> str:
-    return text.strip().casefold()
+    """The column ``name`` refers to, as :func:`assay.names.match_name` finds it, with the
+    columns it matches when it is ambiguous: a column the engine renamed (``Column.source``)
+    answers to its held name only."""
+    by_name = {c.name: c for c in columns}
+    sources = {c.name: c.source for c in columns if c.source is not None}
+    found, matches = match_name(name, list(by_name), sources)
+    return (None if found is None else by_name[found]), [by_name[m] for m in matches]
 
 
 def engine_names(wanted: Sequence[str]) -> list[tuple[str, str | None]]:

@@ -113,6 +113,16 @@ _JSON_COMPRESSION: dict[str, Literal["gzip", "zstd", "none"]] = {
 }
 
 
+def _as_text(names: Sequence[str]) -> exp.Struct:
+    """``read_csv``'s ``columns``: each of ``names`` read as text."""
+    return exp.Struct(
+        expressions=[
+            exp.PropertyEQ(this=exp.Literal.string(n), expression=exp.Literal.string("VARCHAR"))
+            for n in names
+        ]
+    )
+
+
 def _csv_arguments(
     path: str,
     read: ReadOptions | None,
@@ -262,14 +272,6 @@ class DuckDBEngine(Engine):
         def text(value: str) -> str:
             return "" if value == "(empty)" else value
 
-        def as_text(names: Sequence[str]) -> exp.Struct:
-            return exp.Struct(
-                expressions=[
-                    exp.PropertyEQ(this=exp.Literal.string(n), expression=exp.Literal.string("VARCHAR"))
-                    for n in names
-                ]
-            )
-
         fixed: dict[str, exp.Expr | str] = {
             "auto_detect": exp.false(),
             "delim": text(delimiter),
@@ -291,7 +293,7 @@ class DuckDBEngine(Engine):
                 for n, d in zip(wanted or detected, detected, strict=True)
             ]
         )
-        fixed["columns"] = as_text([n for n, _ in names])
+        fixed["columns"] = _as_text([n for n, _ in names])
         arguments = _csv_arguments(path, read, compression, fixed, detect=False)
         source = exp.Table(this=exp.Anonymous(this="read_csv", expressions=arguments))
         self.register_query(name, exp.select(exp.Star()).from_(source))
@@ -328,16 +330,7 @@ class DuckDBEngine(Engine):
     ) -> list[str | None] | None:
         """The header line's cells, untrimmed, read with the detected dialect (None: unreadable,
         the detection's names stand)."""
-        raw = {
-            **fixed,
-            "header": exp.false(),
-            "columns": exp.Struct(
-                expressions=[
-                    exp.PropertyEQ(this=exp.Literal.string(f"c{i}"), expression=exp.Literal.string("VARCHAR"))
-                    for i in range(width)
-                ]
-            ),
-        }
+        raw = {**fixed, "header": exp.false(), "columns": _as_text([f"c{i}" for i in range(width)])}
         source = exp.Table(
             this=exp.Anonymous(
                 this="read_csv", expressions=_csv_arguments(path, read, compression, raw, detect=False)

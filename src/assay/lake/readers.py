@@ -394,9 +394,10 @@ def _refuse_ragged(path: Path, read: ReadOptions, delimiter: str | None) -> None
     import csv
     import gzip
 
-    if delimiter is None or len(delimiter) != 1 or compression(path) == "zstd":
+    packed = compression(path)
+    if delimiter is None or len(delimiter) != 1 or packed == "zstd":
         return
-    opener = gzip.open if compression(path) == "gzip" else open
+    opener = gzip.open if packed == "gzip" else open
     try:
         with opener(path, "rt", encoding=read.encoding, newline="", errors="replace") as handle:
             lines = csv.reader(handle, delimiter=delimiter, quotechar=read.quote or '"')

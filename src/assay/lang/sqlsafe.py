@@ -33,6 +33,7 @@ from sqlglot.schema import MappingSchema
 
 from assay.errors import ConfigError
 from assay.lang import patterns
+from assay.names import match_name
 
 READ_DIALECT: Final = "spark"
 
@@ -214,15 +215,15 @@ def parse_query(
     tables: Mapping[str, Sequence[str]],
     *,
     clock: datetime | None = None,
-    ambiguous: frozenset[str] = frozenset(),
+    sources: Mapping[str, str] | None = None,
 ) -> exp.Query:
     """Parse a Spark SQL query over ``tables`` (name -> columns) into a checked sqlglot tree.
 
     Exactly one statement, a SELECT or a set operation of SELECTs with optional CTEs. Table names
     are matched case-insensitively and rewritten as quoted identifiers of the exact key; any other
     table is refused. Unknown columns are refused where sqlglot can resolve the query's scopes,
-    and so is a column named, other than exactly, by one of the ``ambiguous`` names (casefolded:
-    those the engine holds two columns under, ``a`` and ``A_1`` for the input's ``a`` and ``A``).
+    and so is a column named, other than exactly, by the input's name of a column the engine
+    renamed (``sources``, held name → input's name: ``A_1`` → ``A`` beside ``a``).
     ``clock`` fixes the current date and time as in :func:`parse_predicate`.
 
     >>> tree = parse_query("SELECT id FROM Primary WHERE name IS NOT NULL", {"primary": ["id", "name"]})
@@ -230,7 +231,9 @@ def parse_query(
     SELECT "id" FROM "primary" WHERE NOT "name" IS NULL
     """
     checked = _checked_query(
-        text, tuple((name, tuple(columns)) for name, columns in tables.items()), ambiguous
+        text,
+        tuple((name, tuple(columns)) for name, columns in tables.items()),
+        tuple(sorted((sources or {}).items())),
     )
     tree = checked.copy()
     assert isinstance(tree, exp.Expression)
@@ -241,7 +244,7 @@ def parse_query(
 
 @functools.lru_cache(maxsize=512)
 def _checked_query(
-    text: str, tables: tuple[tuple[str, tuple[str, ...]], ...], ambiguous: frozenset[str] = frozenset()
+    text: str, tables: tuple[tuple[str, tuple[str, ...]], ...], sources: tuple[tuple[str, str], ...] = ()
 ) -> exp.Query:
     """:func:`parse_query` before its clock is fixed, kept per query and tables: the gate checks
     each CustomSql rule of a ruleset on every batch (3.7 of the demo's 73 s under cProfile, afresh).
@@ -253,7 +256,7 @@ def _checked_query(
             raise SQLRejected(f"only a query (SELECT ...) is allowed; {tree.key.upper()} statements are not")
         _check_nodes(tree, text, QUERY_NODES, predicate=False)
         _resolve_tables(tree, mapping)
-        _check_query_columns(tree, mapping, ambiguous)
+        _check_query_columns(tree, mapping, dict(sources))
         return tree
 
 
@@ -542,26 +545,17 @@ _NODE_CHECKS: Final[Mapping[type[exp.Expr], Callable[[exp.Expr], None]]] = {
 def _resolve_name(
     name: str, candidates: Sequence[str], kind: str, sources: Mapping[str, str] | None = None
 ) -> str:
-    """The exact candidate ``name`` refers to: itself, else its unique match but for case, else
-    but for case and surrounding spaces. ``sources`` (held name → the input's name) makes a
-    reference to a renamed column's input name ambiguous (:func:`assay.rules.plan.resolve_column`)."""
-    if name in candidates:
-        return name
-    given = sources or {}
-    for fold in (str.casefold, _folded):
-        matches = [c for c in candidates if fold(name) in (fold(c), fold(given.get(c, c)))]
-        if len(matches) == 1 and matches[0] not in given:
-            return matches[0]
-        if matches:
-            raise SQLRejected(
-                f"{kind} '{name}' is ambiguous: it matches {', '.join(map(repr, matches))} "
-                "(names are matched regardless of case, as Spark does)"
-            )
+    """The exact candidate ``name`` refers to, as :func:`assay.names.match_name` finds it:
+    ``sources`` (held name → the input's name) makes a renamed column's input name ambiguous."""
+    found, matches = match_name(name, candidates, sources)
+    if found is not None:
+        return found
+    if matches:
+        raise SQLRejected(
+            f"{kind} '{name}' is ambiguous: it matches {', '.join(map(repr, matches))} "
+            "(names are matched regardless of case, as Spark does)"
+        )
     raise SQLRejected(f"unknown {kind} '{name}'{_did_you_mean(name, candidates)}")
-
-
-def _folded(text: str) -> str:
-    return text.strip().casefold()
 
 
 def _did_you_mean(name: str, candidates: Sequence[str]) -> str:
@@ -634,21 +628,15 @@ def _visible_ctes(node: exp.Expr) -> set[str]:
 
 
 def _check_query_columns(
-    tree: exp.Query, tables: Mapping[str, Sequence[str]], ambiguous: frozenset[str] = frozenset()
+    tree: exp.Query, tables: Mapping[str, Sequence[str]], sources: Mapping[str, str] | None = None
 ) -> None:
     all_columns = [c for columns in tables.values() for c in columns]
-    exact = set(all_columns)
+    # The engine binds a query's names itself, regardless of case: a renamed column's input name
+    # would silently be the other column, so it is refused as ambiguous, naming both.
+    renamed = {source.casefold() for source in (sources or {}).values()}
     for column in tree.find_all(exp.Column):
-        name = column.name
-        if name not in exact and name.casefold() in ambiguous:
-            held = ", ".join(
-                repr(c) for c in all_columns if c.casefold() == name.casefold() or c in ambiguous
-            )
-            raise SQLRejected(
-                f"column '{name}' is ambiguous: the input has two columns of that name but for case, "
-                f"which the engine matches regardless of case; name the one you mean as it is held"
-                f"{f' ({held})' if held else ''}"
-            )
+        if column.name not in all_columns and column.name.casefold() in renamed:
+            _resolve_name(column.name, all_columns, "column", sources)
     # A name can only be a table's column or a name the query itself defines (aliases, CTE columns).
     known = {c.lower() for c in all_columns} | {
         i.name.lower() for i in tree.find_all(exp.Identifier) if not isinstance(i.parent, exp.Column)

@@ -40,7 +40,7 @@ _RESULT = "__q"
 def parse(rule: ast.Rule, ctx: Context) -> exp.Query:
     text = rule.params[0].text
     try:
-        return sqlsafe.parse_query(text, ctx.tables(), clock=ctx.now, ambiguous=ctx.ambiguous())
+        return sqlsafe.parse_query(text, ctx.tables(), clock=ctx.now, sources=ctx.sources())
     except sqlsafe.SQLRejected as error:
         raise RuleError(f"CustomSql is invalid: {error.reason}") from None
 

@@ -208,11 +208,13 @@ class Context:
             )
         return registered
 
-    def ambiguous(self) -> frozenset[str]:
-        """The names (casefolded) a query cannot use but exactly as held: those of two input
-        columns equal but for case, which the engine holds as ``a`` and ``A_1``."""
-        tables = [self.primary, *self.references.values()]
-        return frozenset(s.casefold() for t in tables for s in t.sources().values())
+    def sources(self) -> dict[str, str]:
+        """Every table's columns the engine renamed (``A_1``), with the input's names (``A``)."""
+        return {
+            held: given
+            for t in (self.primary, *self.references.values())
+            for held, given in t.sources().items()
+        }
 
     def tables(self) -> dict[str, list[str]]:
         """Table names a user query may read, with their columns."""
