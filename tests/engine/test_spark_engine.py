@@ -16,7 +16,7 @@ from sqlglot import exp
 
 from assay.dqdl import evaluate
 from assay.engine import DataKind, DuckDBEngine, EngineError
-from assay.engine.registry import engine_factory, make_engine
+from assay.engine.registry import engine_factory, make_engine, open_engine
 from assay.engine.spark import SparkEngine, read_conf
 from assay.errors import ConfigError
 from assay.lake.readers import ReadOptions, register
@@ -279,3 +279,34 @@ def test_blank_text_is_found_behind_its_cheap_prefilter(engine: Any, counted: bo
     column = load.column("s")
     assert column.distinct_exact is counted
     assert column.blanks == sum(1 for v in values if v is not None and set(v) <= blank) == 6
+
+
+MIXED_DATE_TIMES = {
+    "dated_first": ["2024-01-01", "2024-01-02 10:00:00", "2024-01-03"],
+    "timed_first": ["2024-01-02 10:00:00", "2024-01-01", "2024-01-03"],
+    "zoned_late": ["2024-01-01", "2024-01-02 10:00", "2024-01-02T10:00:00+02:00"],
+    "zoned_first": ["2024-01-02T10:00:00Z", "2024-01-01", "2024-01-03 10:00"],
+    "not_iso": ["2024-01-01", "1/2/21 10:00", "2024-01-03"],
+}
+
+
+def test_dates_beside_date_times_get_the_same_type_on_both_engines(tmp_path: Path, engine: Any) -> None:
+    """A date is its midnight and an offset anywhere makes a column zoned, on DuckDB (whose own
+    detection depends on the order of the rows) as on Spark (whose detection is assay's)."""
+    from assay.engine.types import canonical
+
+    names = list(MIXED_DATE_TIMES)
+    lines = [",".join(MIXED_DATE_TIMES[n][row] for n in names) for row in range(3)]
+    path = write_csv(tmp_path / "mixed.csv", ",".join(names) + "\n" + "\n".join(lines) + "\n")
+    opened = open_engine(engine)
+    try:
+        types = {c.name: canonical(opened.dialect, c.type) for c in register(opened, "t", path).columns}
+    finally:
+        opened.close()
+    assert types == {
+        "dated_first": "timestamp",
+        "timed_first": "timestamp",
+        "zoned_late": "timestamptz",
+        "zoned_first": "timestamptz",
+        "not_iso": "string",
+    }

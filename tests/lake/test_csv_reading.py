@@ -313,3 +313,72 @@ def test_nan_in_a_number_column_is_a_number_unless_given_as_a_null_value(tmp_pat
     assert (completeness.outcome, completeness.metrics) == ("Passed", {"Column.x.Completeness": 1.0})
     nulls = evaluate(rules, path, threads=1, read=ReadOptions(nulls=("NaN",))).rules
     assert [r.outcome for r in nulls] == ["Passed", "Failed"]
+
+
+@pytest.mark.parametrize(
+    ("cells", "expected"),
+    [
+        (["2024-01-01", "2024-01-02 10:00:00", "2024-01-03"], "TIMESTAMP"),
+        (["2024-01-02 10:00:00", "2024-01-01", "2024-01-03"], "TIMESTAMP"),
+        (["2024-01-01", "2024-01-02T10:00:00+02:00"], "TIMESTAMP WITH TIME ZONE"),
+        (["2024-01-02T10:00:00+02:00", "2024-01-01"], "TIMESTAMP WITH TIME ZONE"),
+        (["2024-01-01 10:00", "2024-01-02T10:00:00Z"], "TIMESTAMP WITH TIME ZONE"),
+        (["2024-01-02T10:00:00Z", "2024-01-01 10:00"], "TIMESTAMP WITH TIME ZONE"),
+        (["2024-01-01", "1/2/21 10:00"], "VARCHAR"),
+        (["1/2/21 10:00", "2024-01-01"], "VARCHAR"),
+    ],
+)
+def test_dates_beside_date_times_get_one_type_whatever_the_row_order(
+    tmp_path: Path, cells: list[str], expected: str
+) -> None:
+    """A vendor's export that writes a midnight as a bare date: the engine's detection typed the
+    column TIMESTAMP when a date-time came first and text when a date did. A date is its midnight;
+    an offset anywhere makes the column zoned (a value without one is UTC, as in any zoned column)."""
+    path = tmp_path / "mixed.csv"
+    path.write_text("id,at\n" + "".join(f"{i},{cell}\n" for i, cell in enumerate(cells)))
+    assert _types(path)["at"] == expected
+
+
+@pytest.mark.parametrize(
+    ("early", "late", "expected"),
+    [
+        ("2024-01-01", "2024-01-02 10:00:00", "TIMESTAMP"),
+        ("2024-01-02 10:00:00", "2024-01-01", "TIMESTAMP"),
+        ("2024-01-02 10:00:00", "2024-01-02 10:00:00+02:00", "TIMESTAMP WITH TIME ZONE"),
+        ("2024-01-01", "2024-01-02 10:00:00+02:00", "TIMESTAMP WITH TIME ZONE"),
+    ],
+)
+def test_a_date_time_beyond_the_detection_sample_widens_a_date_column(
+    tmp_path: Path, early: str, late: str, expected: str
+) -> None:
+    path = tmp_path / "late.csv"
+    path.write_text("id,at\n" + "".join(f"{i},{early}\n" for i in range(30_000)) + f"30000,{late}\n")
+    assert _types(path)["at"] == expected
+    rules = f'Rules = [ RowCount = 30001, IsComplete "at", ColumnValues "at" >= "{min(early, late)[:10]}" ]'
+    assert [r.outcome for r in evaluate(rules, path).rules] == ["Passed", "Passed", "Passed"]
+
+
+def test_an_empty_line_is_no_row_whatever_the_number_of_columns(tmp_path: Path) -> None:
+    """A line with no character at all is not a record, in a file of one column as of several,
+    as pandas and Spark read it; a quoted empty cell ("") is one, with a blank value."""
+    import pandas as pd
+
+    files = {
+        "one.csv": "x\n1\n\n3\n\n5\n",
+        "text.csv": 'name\nalice\n""\nbob\n\nend\n',
+        "two.csv": "x,y\n1,a\n\n3,b\n,\n5,c\n",
+    }
+    read: dict[str, list[dict[str, object]]] = {}
+    for name, text in files.items():
+        path = tmp_path / name
+        path.write_text(text)
+        engine = DuckDBEngine()
+        try:
+            register(engine, "t", path)
+            read[name] = engine.query(exp.select(exp.Star()).from_("t")).to_pylist()
+        finally:
+            engine.close()
+        assert len(read[name]) == len(pd.read_csv(path)), name
+    assert [r["x"] for r in read["one.csv"]] == [1, 3, 5]
+    assert [r["name"] for r in read["text.csv"]] == ["alice", "", "bob", "end"]
+    assert [(r["x"], r["y"]) for r in read["two.csv"]] == [(1, "a"), (3, "b"), (None, ""), (5, "c")]

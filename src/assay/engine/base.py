@@ -193,6 +193,9 @@ class Engine(abc.ABC):
     """
 
     dialect: ClassVar[str]
+    # Whether register_csv_text types a CSV's columns from a sample of its rows, in the order
+    # they come (the reader then checks what such a detection cannot promise).
+    types_from_sample: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self.queries = 0

@@ -183,6 +183,7 @@ class DuckDBEngine(Engine):
     """
 
     dialect = "duckdb"
+    types_from_sample = True
 
     def __init__(self, *, threads: int | None = None, memory_limit: str | None = None) -> None:
         super().__init__()

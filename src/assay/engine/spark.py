@@ -493,16 +493,18 @@ class SparkEngine(Engine):
             filled = int(row[f"n{i}"] or 0)
             found = "VARCHAR"
             if filled:
-                timestamps = int(row[f"TIMESTAMP{i}"] or 0) + int(row[f"TIMESTAMPTZ{i}"] or 0)
+                # the shapes of dates, date-times and zoned date-times are disjoint: a date is its
+                # midnight, and a value without an offset in a zoned column is UTC (as on DuckDB)
+                dates, timed, zoned = (int(row[f"{k}{i}"] or 0) for k in ("DATE", "TIMESTAMP", "TIMESTAMPTZ"))
                 if row[f"BIGINT{i}"] == filled:
                     found = "BIGINT"
                 elif row[f"DOUBLE{i}"] == filled:
                     found = "DOUBLE"
-                elif row[f"DATE{i}"] == filled:
+                elif dates == filled:
                     found = "DATE"
-                elif row[f"TIMESTAMP{i}"] == filled:
+                elif dates + timed == filled:
                     found = "TIMESTAMP"
-                elif timestamps == filled:
+                elif dates + timed + zoned == filled:
                     found = "TIMESTAMPTZ"
             columns.append(Column(column, found, _DETECTED[found]))
         return columns
