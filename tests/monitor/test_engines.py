@@ -159,3 +159,25 @@ def test_declared_types_map_to_one_name_on_duckdb_and_spark(tmp_path: Path, spar
     ]
     assert _profile(path, None, "duckdb").schema == expected
     assert _profile(path, None, spark_session).schema == expected
+
+
+def test_types_iceberg_has_no_name_for_read_as_spark_reads_them(tmp_path: Path, spark_session: Any) -> None:
+    """A Parquet file's unsigned 64-bit integers and an all-null column: DuckDB's names were
+    ``ubigint`` and ``"null"``, outside the vocabulary, and Spark read the same file as
+    ``decimal(20,0)`` and the JSON column as ``string``: moving the dataset was a schema alert."""
+    table = pa.table(
+        {
+            "counter": pa.array([1, 2**64 - 1], pa.uint64()),
+            "reading": pa.array([1, 2**32 - 1], pa.uint32()),
+            "level": pa.array([1, 255], pa.uint8()),
+        }
+    )
+    path = tmp_path / "unsigned.parquet"
+    pq.write_table(table, path)
+    expected = [("counter", "decimal(20,0)"), ("reading", "long"), ("level", "int")]
+    assert _profile(path, None, "duckdb").schema == expected
+    assert _profile(path, None, spark_session).schema == expected
+    lines = tmp_path / "empty.jsonl"
+    lines.write_text('{"id": 1, "note": null}\n{"id": 2, "note": null}\n')
+    assert _profile(lines, None, "duckdb").schema == [("id", "long"), ("note", "string")]
+    assert _profile(lines, None, spark_session).schema == [("id", "long"), ("note", "string")]

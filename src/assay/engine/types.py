@@ -7,8 +7,11 @@ is the *canonical* name, so that moving a dataset from one engine to another cha
 The vocabulary is Iceberg's (``boolean int long float double decimal(P,S) date time timestamp
 timestamptz string uuid binary list<T> map<K,V> struct<...>``), because assay's tables are Iceberg
 tables: a column reads the same in a profile and in the table's schema. Iceberg has no 8- or 16-bit
-integers (it widens them to ``int``, and so does this mapping); a type Iceberg has no name for
-(DuckDB's ``HUGEINT``, ``UBIGINT``, ``INTERVAL``) keeps the engine's own name, lowercased.
+integers (it widens them to ``int``, and so does this mapping), nor unsigned ones: DuckDB's
+``UBIGINT`` is ``decimal(20,0)`` and ``HUGEINT`` ``decimal(38,0)``, as Spark reads them from a
+Parquet file; DuckDB's ``NULL`` type (a JSON or Parquet column with no value at all) is
+``string``, as Spark reads it. A type Iceberg has no name for (``UHUGEINT``, ``INTERVAL``) keeps
+the engine's own name, lowercased.
 
 Timestamps are where engines differ in meaning, not only in name: DuckDB's ``TIMESTAMP`` and
 Spark's ``timestamp_ntz`` are wall-clock times (``timestamp``), DuckDB's ``TIMESTAMPTZ`` and
@@ -50,6 +53,13 @@ _NAMES: dict[str, dict[str, str]] = {
         "utinyint": "int",
         "usmallint": "int",
         "uinteger": "long",
+        # Iceberg has no unsigned 64-bit nor 128-bit integers: the decimals that hold them, as
+        # Spark reads a Parquet file's UINT64 (decimal(20,0))
+        "ubigint": "decimal(20,0)",
+        "hugeint": "decimal(38,0)",
+        # a column with no value at all (JSON, Parquet): text, as Spark reads it and as a CSV's is
+        '"null"': "string",
+        "null": "string",
         "real": "float",
         "float4": "float",
         "float": "float",
