@@ -290,10 +290,12 @@ class Engine(abc.ABC):
         self.queries += 1
         return self._run(self.render(query))
 
-    def rows(self, query: exp.Query) -> list[dict[str, Any]]:
+    def rows(self, query: exp.Query, *, measuring: bool = True) -> list[dict[str, Any]]:
         """Run a query tree and return its rows as dictionaries, as ``query(...).to_pylist()``
-        does; an engine may fetch them without Arrow. Raises EngineError."""
-        found: list[dict[str, Any]] = self.query(query).to_pylist()
+        does; an engine may fetch them without Arrow. A query that is not ``measuring`` (as
+        :meth:`inspect`'s) is not counted in ``queries``. Raises EngineError."""
+        table = self.query(query) if measuring else self.inspect(query)
+        found: list[dict[str, Any]] = table.to_pylist()
         return found
 
     def close(self) -> None:  # noqa: B027 - optional hook

@@ -422,13 +422,13 @@ class DuckDBEngine(Engine):
             except duckdb.Error as error:
                 raise _failure(error, running=True) from None
 
-    def rows(self, query: exp.Query) -> list[dict[str, Any]]:
+    def rows(self, query: exp.Query, *, measuring: bool = True) -> list[dict[str, Any]]:
         # DuckDB's own Python values, which are Arrow's (to_pylist) for every type a profile or
         # a metric reads: a command that needs no Arrow table does not import pyarrow (0.1 s).
         # HUGEINT is an int, not a Decimal, an interval a timedelta, not Arrow's MonthDayNano,
         # and a TIMESTAMP_NS a datetime to the microsecond (Arrow needs pandas for its
         # nanoseconds); tests/engine/test_rows.py compares the two on those types.
-        self.queries += 1
+        self.queries += measuring
         sql = self.render(query)
         with self._lock:
             try:

@@ -16,7 +16,8 @@ and the value counts of categorical and low-cardinality columns.
   column seen for the first time is counted exactly when it holds text, booleans, integers,
   decimals or dates (categories, codes, counts and business dates, usually few) and estimated
   when it holds floats or timestamps (measurements and instants, usually nearly unique). A
-  column the dataset declares categorical is always counted.
+  column the dataset declares categorical is always counted, and so is every column of a load
+  of at most :data:`SMALL_LOAD` rows (:func:`is_small`).
 - Text columns also count their blank values (empty or whitespace-only, not NULL) apart from
   their nulls: a CSV's missing text arrives blank, not NULL (``BlankCount``).
 - Pairs of comparable columns (two timestamps, two dates, two numbers; :func:`column_pairs`)
@@ -203,14 +204,40 @@ def categorical(column: Column, declared: Sequence[str]) -> bool:
 # timestamps are measurements and instants, usually nearly unique.
 FIRST_EXACT = (DataKind.STRING, DataKind.BOOLEAN, DataKind.INTEGER, DataKind.DECIMAL, DataKind.DATE)
 COUNTABLE = (*FIRST_EXACT, DataKind.FLOAT, DataKind.TIMESTAMP)
+# A load of at most this many rows is counted exactly in every column, whatever its previous load
+# had: its hash tables hold at most this many values each, and HyperLogLog strays most on the
+# counts such a load has (169 for palmerpenguins' 164 bill lengths, 50 for its 55 flipper lengths).
+SMALL_LOAD = 100_000
+
+
+def is_small(engine: Engine, table: str, bound: int | None = None) -> bool:
+    """Whether ``table`` has at most ``bound`` rows (default :data:`SMALL_LOAD`); reads at most
+    one row more (``LIMIT``), and is no measuring query (not counted in ``engine.queries``).
+
+    >>> import pyarrow as pa
+    >>> from assay.engine import DuckDBEngine
+    >>> engine = DuckDBEngine()
+    >>> engine.register_arrow("t", pa.table({"n": list(range(5))}))
+    >>> is_small(engine, "t", 5), is_small(engine, "t", 4), engine.queries
+    (True, False, 0)
+    """
+    bound = SMALL_LOAD if bound is None else bound
+    first = exp.select(exp.Literal.number(1)).from_(exp.to_identifier(table, quoted=True)).limit(bound + 1)
+    counted = exp.select(exp.alias_(exp.Count(this=exp.Star()), "n")).from_(first.subquery("__first"))
+    return int(engine.rows(counted, measuring=False)[0]["n"]) <= bound
 
 
 def exact_columns(
-    columns: Sequence[Column], previous: Mapping[str, float | None] | None = None, cap: int = CAP
+    columns: Sequence[Column],
+    previous: Mapping[str, float | None] | None = None,
+    cap: int = CAP,
+    *,
+    small: bool = False,
 ) -> list[str]:
     """The columns to count exactly: those whose distinct count in the previous load was within
     ``cap``, and, for a column the previous load did not have, text, booleans, integers,
-    decimals and dates. ``previous`` maps column names to their last distinct counts.
+    decimals and dates; every one in a ``small`` load (:data:`SMALL_LOAD`). ``previous`` maps
+    column names to their last distinct counts.
 
     >>> cols = [Column("n", "BIGINT", DataKind.INTEGER), Column("x", "DOUBLE", DataKind.FLOAT),
     ...         Column("d", "DATE", DataKind.DATE), Column("s", "VARCHAR", DataKind.STRING)]
@@ -218,11 +245,16 @@ def exact_columns(
     ['n', 'd', 's']
     >>> exact_columns(cols, {"n": 40_000, "x": 12, "d": None, "s": 400_000})
     ['x', 'd']
+    >>> exact_columns(cols, {"n": 40_000, "x": 40_000}, small=True)
+    ['n', 'x', 'd', 's']
     """
     previous = previous or {}
     chosen = []
     for column in columns:
         if column.kind not in COUNTABLE:
+            continue
+        if small:
+            chosen.append(column.name)
             continue
         before = previous.get(column.name)
         if column.kind in FIRST_EXACT if before is None else before <= cap:
@@ -368,7 +400,6 @@ def profile_query(
     long = sum(1 for c in columns if c.name in counted_names) > WIDE
     projections: list[exp.Expr] = [exp.alias_(exp.Count(this=exp.Star()), "rows", quoted=True)]
     ctes: list[exp.CTE] = []
-    varchar = exp.DataType.build("VARCHAR")
     for i, column in enumerate(columns):
         text = column.kind is DataKind.STRING
         c = as_text(column) if text else _q(column.name)
@@ -391,7 +422,7 @@ def profile_query(
             # A categorical column's values are grouped as text (its value set is text); a number
             # or date column's are grouped as themselves and shown as text.
             counted = categorical(column, declared)
-            grouped = exp.cast(c.copy(), varchar) if counted and not text else c.copy()
+            grouped = _text_of(c.copy(), column) if counted and not text else c.copy()
             source_table = exp.Table(this=exp.to_identifier(table, quoted=True))
             values = exp.Select(
                 expressions=[
@@ -417,7 +448,7 @@ def profile_query(
                 .order_by(exp.Ordered(this=_q("n"), desc=True), exp.Ordered(this=_q("v")))
                 .limit(cap + 1)
             )
-            shown = _q("v") if text or counted else exp.cast(_q("v"), varchar)
+            shown = _q("v") if text or counted else _text_of(_q("v"), column)
             entries = exp.Struct(
                 expressions=[
                     exp.PropertyEQ(this=exp.to_identifier("v"), expression=shown),
@@ -460,6 +491,15 @@ def profile_query(
     if ctes:
         query.set("with_", exp.With(expressions=ctes))
     return query
+
+
+def _text_of(value: exp.Expr, column: Column) -> exp.Expr:
+    """A counted value of ``column`` as text, the same on every engine: a timestamp is written as
+    its wall-clock time in UTC (cast to DuckDB's TIMESTAMP, Spark's TIMESTAMP_NTZ, first), since
+    DuckDB writes a zoned one with an offset ("2013-01-01 20:00:00+00") and Spark without."""
+    if column.kind is DataKind.TIMESTAMP:
+        value = exp.cast(value, exp.DataType.build("TIMESTAMP", dialect="duckdb"))
+    return exp.cast(value, exp.DataType.build("VARCHAR"))
 
 
 def _comparable(columns: Mapping[str, Column], first: str, second: str) -> tuple[exp.Expr, exp.Expr]:
@@ -510,10 +550,9 @@ def _long_counts(
 ) -> list[exp.CTE]:
     """The value counts of the counted columns as (column position, value as text, count), and
     per column its distinct count and its ``cap + 1`` most frequent values."""
-    varchar = exp.DataType.build("VARCHAR")
     chosen = [(i, c) for i, c in enumerate(columns) if c.name in counted]
     positions = exp.Array(expressions=[exp.Literal.number(i) for i, _ in chosen])
-    values = exp.Array(expressions=[exp.cast(_q(c.name), varchar) for _, c in chosen])
+    values = exp.Array(expressions=[_text_of(_q(c.name), c) for _, c in chosen])
     cells = exp.Select(
         expressions=[
             exp.alias_(exp.Explode(this=positions), "i", quoted=True),
