@@ -382,3 +382,16 @@ def test_an_empty_line_is_no_row_whatever_the_number_of_columns(tmp_path: Path) 
     assert [r["x"] for r in read["one.csv"]] == [1, 3, 5]
     assert [r["name"] for r in read["text.csv"]] == ["alice", "", "bob", "end"]
     assert [(r["x"], r["y"]) for r in read["two.csv"]] == [(1, "a"), (3, "b"), (None, ""), (5, "c")]
+
+
+def test_registering_a_csv_leaves_the_engines_optimizer_as_it_was(penguins: Path) -> None:
+    """The typed view is computed without the search for common subexpressions (it repeats
+    none); every later query, a profile's or a rule's, has it again."""
+    engine = DuckDBEngine()
+    try:
+        engine.con.execute("SET disabled_optimizers = 'top_n'")
+        register(engine, "t", penguins)
+        setting = engine.con.execute("SELECT current_setting('disabled_optimizers')").fetchone()
+        assert setting is not None and setting[0] == "top_n"
+    finally:
+        engine.close()

@@ -223,9 +223,14 @@ class Engine(abc.ABC):
         (with or without a UTC offset), else text."""
 
     @abc.abstractmethod
-    def register_query(self, name: str, query: exp.Query, *, materialize: bool = False) -> None:
+    def register_query(
+        self, name: str, query: exp.Query, *, materialize: bool = False, unrepeated: bool = False
+    ) -> None:
         """Make ``query`` queryable as table ``name``: a view (it runs when it is read), or with
-        ``materialize`` a table of its rows, held by the engine (spilled to disk when large)."""
+        ``materialize`` a table of its rows, held by the engine (spilled to disk when large).
+        ``unrepeated`` says that no expression of ``query`` repeats another, so that the engine
+        need not look for common ones (a look that DuckDB takes in a time growing with the square
+        of the number of expressions)."""
 
     @abc.abstractmethod
     def inspect(self, query: exp.Query) -> pa.Table:

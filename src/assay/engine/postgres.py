@@ -245,7 +245,9 @@ class PostgresEngine(Engine):
         names = [str(row[0]) for row in self._catalog_rows(_TABLES, [schema])]
         return f"no such table (tables in {schema}: {_listing(names)})"
 
-    def register_query(self, name: str, query: exp.Query, *, materialize: bool = False) -> None:
+    def register_query(
+        self, name: str, query: exp.Query, *, materialize: bool = False, unrepeated: bool = False
+    ) -> None:
         # Bound now, against the names registered now (as a view is), so that a later
         # registration of the same name does not change it; checked by the server now.
         bound = self._bind(query)

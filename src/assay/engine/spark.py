@@ -509,7 +509,9 @@ class SparkEngine(Engine):
             columns.append(Column(column, found, _DETECTED[found]))
         return columns
 
-    def register_query(self, name: str, query: exp.Query, *, materialize: bool = False) -> None:
+    def register_query(
+        self, name: str, query: exp.Query, *, materialize: bool = False, unrepeated: bool = False
+    ) -> None:
         try:
             frame = self.session.sql(self.render(query))
             if materialize:
