@@ -35,7 +35,15 @@ from assay.judge import anomaly, drift
 from assay.judge.result import json_number
 from assay.lake import checksum as checksums
 from assay.lake.readers import ReadOptions, register
-from assay.measure.profile import ColumnProfile, LoadProfile, Metrics, counted_pairs, exact_columns, is_small
+from assay.measure.profile import (
+    ColumnProfile,
+    LoadProfile,
+    Metrics,
+    counted_pairs,
+    exact_columns,
+    is_small,
+    small_rows,
+)
 from assay.measure.profile import profile as measure
 from assay.store import MetricKey
 from assay.store.profiles import Judgement, LoadInfo
@@ -314,7 +322,9 @@ def profile(
         # column pairs are counted while the last load left their order open (counted_pairs).
         previous = _previous_metrics(store, dataset, load_date) if store else {}
         exact = exact_columns(
-            table.columns, _distinct(previous) if store else None, small=is_small(engine, table.name)
+            table.columns,
+            _distinct(previous) if store else None,
+            small=is_small(engine, table.name, small_rows(len(table.columns))),
         )
         pairs, mixed = counted_pairs(table.columns, previous)
         load = measure(

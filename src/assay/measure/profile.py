@@ -17,7 +17,7 @@ and the value counts of categorical and low-cardinality columns.
   decimals or dates (categories, codes, counts and business dates, usually few) and estimated
   when it holds floats or timestamps (measurements and instants, usually nearly unique). A
   column the dataset declares categorical is always counted, and so is every column of a load
-  of at most :data:`SMALL_LOAD` rows (:func:`is_small`).
+  of at most :data:`SMALL_LOAD` rows and :data:`SMALL_CELLS` cells (:func:`small_rows`).
 - Text columns also count their blank values (empty or whitespace-only, not NULL) apart from
   their nulls: a CSV's missing text arrives blank, not NULL (``BlankCount``).
 - Pairs of comparable columns (two timestamps, two dates, two numbers; :func:`column_pairs`)
@@ -204,14 +204,27 @@ def categorical(column: Column, declared: Sequence[str]) -> bool:
 # timestamps are measurements and instants, usually nearly unique.
 FIRST_EXACT = (DataKind.STRING, DataKind.BOOLEAN, DataKind.INTEGER, DataKind.DECIMAL, DataKind.DATE)
 COUNTABLE = (*FIRST_EXACT, DataKind.FLOAT, DataKind.TIMESTAMP)
-# A load of at most this many rows is counted exactly in every column, whatever its previous load
-# had: its hash tables hold at most this many values each, and HyperLogLog strays most on the
-# counts such a load has (169 for palmerpenguins' 164 bill lengths, 50 for its 55 flipper lengths).
+# A load of at most this many rows, and of at most SMALL_CELLS cells, is counted exactly in every
+# column, whatever its previous load had: its hash tables hold at most this many values each, and
+# HyperLogLog strays most on the counts such a load has (169 for palmerpenguins' 164 bill lengths,
+# 50 for its 55 flipper lengths). The cells bound the cost on wide files: counting every column of
+# 500 columns x 20,000 rows exactly made bench/wide.py's profile 4.3 s -> 6.2 s.
 SMALL_LOAD = 100_000
+SMALL_CELLS = 2_000_000
+
+
+def small_rows(width: int) -> int:
+    """The most rows a load of ``width`` columns may have to be counted exactly in every column.
+
+    >>> small_rows(9), small_rows(500)
+    (100000, 4000)
+    """
+    return min(SMALL_LOAD, SMALL_CELLS // max(1, width))
 
 
 def is_small(engine: Engine, table: str, bound: int | None = None) -> bool:
-    """Whether ``table`` has at most ``bound`` rows (default :data:`SMALL_LOAD`); reads at most
+    """Whether ``table`` has at most ``bound`` rows (default :data:`SMALL_LOAD`; see
+    :func:`small_rows`); reads at most
     one row more (``LIMIT``), and is no measuring query (not counted in ``engine.queries``).
 
     >>> import pyarrow as pa
@@ -236,7 +249,7 @@ def exact_columns(
 ) -> list[str]:
     """The columns to count exactly: those whose distinct count in the previous load was within
     ``cap``, and, for a column the previous load did not have, text, booleans, integers,
-    decimals and dates; every one in a ``small`` load (:data:`SMALL_LOAD`). ``previous`` maps
+    decimals and dates; every one in a ``small`` load (:func:`small_rows`). ``previous`` maps
     column names to their last distinct counts.
 
     >>> cols = [Column("n", "BIGINT", DataKind.INTEGER), Column("x", "DOUBLE", DataKind.FLOAT),
