@@ -66,6 +66,9 @@ def find_column(name: str, columns: Sequence[Column]) -> tuple[Column | None, li
     """The column ``name`` refers to, as :func:`assay.names.match_name` finds it, with the
     columns it matches when it is ambiguous: a column the engine renamed (``Column.source``)
     answers to its held name only."""
+    for column in columns:  # the usual case, without building anything
+        if column.name == name:
+            return column, []
     by_name = {c.name: c for c in columns}
     sources = {c.name: c.source for c in columns if c.source is not None}
     found, matches = match_name(name, list(by_name), sources)

@@ -32,6 +32,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -113,6 +114,15 @@ class Registered:
 
     def column_names(self) -> list[str]:
         return [c.name for c in self.columns]
+
+    @cached_property
+    def _by_name(self) -> dict[str, Column]:
+        return {c.name: c for c in self.columns}
+
+    def held(self, name: str) -> Column | None:
+        """The column held under exactly ``name`` (a dictionary's lookup: a ruleset of 9,000
+        analyzers on 1,500 columns resolved each name through every column)."""
+        return self._by_name.get(name)
 
     def sources(self) -> dict[str, str]:
         """Each column the engine renamed (``A_1``) with the input's name for it (``A``)."""

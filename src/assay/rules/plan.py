@@ -179,7 +179,8 @@ class Context:
     def column(self, name: str) -> Column:
         """Resolve a column name: an exact match, else a unique case-insensitive match (Spark
         resolves names case-insensitively, and Glue runs on Spark)."""
-        return resolve_column(name, list(self.primary.columns), "primary dataset")
+        held = self.primary.held(name)
+        return held if held is not None else resolve_column(name, self.primary.columns, "primary dataset")
 
     def where(self, rule: ast.Rule) -> exp.Expr | None:
         """The rule's where clause as a predicate tree, validated against the primary table."""
