@@ -98,6 +98,16 @@ def test_profiling_a_parquet_file_does_not_import_arrow(tmp_path: Path) -> None:
     assert imported == [] and "venue" in printed
 
 
+def test_profiling_a_csv_does_not_import_pandas(tmp_path: Path) -> None:
+    # pyarrow imports pandas to turn any Python value into Arrow (0.2 s): the reader's look at a
+    # CSV's text columns for dates beside date-times keeps to the engine's Arrow data
+    data = tmp_path / "load.csv"
+    data.write_text("id,venue,at\n1,XLON,2024-01-01\n2,XPAR,2024-01-02 10:00\n3,,NA\n")
+    args = ["profile", str(data), "--dataset", "d", "--load-date", "2026-01-01", "--workspace", str(tmp_path)]
+    imported, printed = _imported_by(args, ("pandas",))
+    assert imported == [] and "timestamp" in printed
+
+
 def test_a_check_run_does_not_import_pandas(tmp_path: Path) -> None:
     # pyarrow imports pandas to turn a zoned timestamp (the trades' freshness) into Python: the
     # check run reads its measurement as the engine's rows instead (0.2 to 0.5 s a run)
