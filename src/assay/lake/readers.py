@@ -331,7 +331,6 @@ def renamed(columns: Sequence[Column]) -> list[Column]:
 
 # --- CSV: text first, the engine's detection over the whole file, then a typed view -------------
 
-_ISO_DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 _ISO_TIME = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,9})?)?)?"
 _T = exp.DataType.Type
 _INTEGER = r"-?(0|[1-9][0-9]*)"  # a detected integer column's values (not 1.5, 1e3 or 007)
@@ -459,8 +458,6 @@ def _register_csv_as(
                     f"{path}: column '{column}' is declared {_type_word(declared[column])}, but "
                     f"{bad} value(s) do not convert, e.g. '{row[f'example{i}']}'"
                 )
-            if bad:
-                types[i] = exp.DataType.build("VARCHAR")  # not ISO-8601 throughout: text
             rank = row.get(f"rank{i}")
             if rank is not None:  # a date or time column with a value (see _RANKED)
                 types[i] = exp.DataType.build(_RANKED.get(int(rank), "VARCHAR"), dialect="duckdb")
@@ -514,7 +511,7 @@ def _date_time_texts(
     first = exp.select(*(exp.column(names[i], quoted=True) for i in texts))
     held = engine.inspect(first.from_(exp.to_identifier(table, quoted=True)).limit(_FIRST_ROWS))
     dated = f"^ *{_DATE_TIME[1:-1]} *$"
-    tokens = "|".join(_re2_literal(t) for t in ("", *read.null_tokens))
+    tokens = "|".join(_re2_literal(t) for t in _blanks(read))
     blank = f"^ *(?:{tokens}) *$"
     shaped = []
     for i, column in zip(texts, held.columns, strict=True):
@@ -544,21 +541,34 @@ def _cell(column: str) -> exp.Expr:
     return exp.Trim(this=exp.column(column, quoted=True))
 
 
+def _blanks(read: ReadOptions) -> tuple[str, ...]:
+    """The trimmed cells that are NULL in a number, date or time column: blank, or a null token."""
+    return ("", *read.null_tokens)
+
+
+def _nulled(cell: exp.Expr, read: ReadOptions) -> exp.Expr:
+    """``cell`` (trimmed text) with blank and null-token values as NULL: ``CASE WHEN t = '' OR
+    t = 'NA' ... THEN NULL ELSE t END``. Not ``IN (...)``: DuckDB plans an IN list as a join. Nor
+    nested NULLIFs: the engine expands each into a CASE that repeats its argument twice, so five
+    of them repeated the trimmed cell 32 times, and binding a 400-column file's view took seconds."""
+    matches = [exp.EQ(this=cell.copy(), expression=exp.Literal.string(t)) for t in _blanks(read)]
+    return exp.Case(ifs=[exp.If(this=exp.or_(*matches), true=exp.Null())], default=cell.copy())
+
+
+def _as_number(value: exp.Expr, read: ReadOptions) -> exp.Expr:
+    """A number's text as the engines read it: a decimal comma made a point (``--decimal-comma``)."""
+    if read.decimal_comma:
+        return exp.func("replace", value, exp.Literal.string(","), exp.Literal.string("."))
+    return value
+
+
 def _value(column: str, read: ReadOptions) -> exp.Expr:
-    """The cell, trimmed, with blank and null-token cells as NULL: ``CASE WHEN t = '' OR t = 'NA'
-    ... THEN NULL ELSE t END``. Not ``IN (...)``: DuckDB plans an IN list as a join. Nor nested
-    NULLIFs: the engine expands each into a CASE that repeats its argument twice, so five of them
-    repeated the trimmed cell 32 times, and binding a 400-column file's view took seconds."""
-    tokens = ["", *read.null_tokens]
-    matches = [exp.EQ(this=_cell(column), expression=exp.Literal.string(t)) for t in tokens]
-    return exp.Case(ifs=[exp.If(this=exp.or_(*matches), true=exp.Null())], default=_cell(column))
+    """The cell, trimmed, with blank and null-token cells as NULL (:func:`_nulled`)."""
+    return _nulled(_cell(column), read)
 
 
 def _number_text(column: str, read: ReadOptions) -> exp.Expr:
-    cell = _value(column, read)
-    if read.decimal_comma:
-        return exp.func("replace", cell, exp.Literal.string(","), exp.Literal.string("."))
-    return cell
+    return _as_number(_value(column, read), read)
 
 
 def _count(condition: exp.Expr) -> exp.Expr:
@@ -572,10 +582,11 @@ def _check_query(
     declared: dict[str, pa.DataType],
     read: ReadOptions,
 ) -> exp.Select | None:
-    """One scan of the text table checking what the engine's detection cannot promise: each
-    date or time column the engine detected holds ISO-8601 values only (it reads 1/2/21 as a
-    timestamp), and each declared column's values convert (one of those that do not is shown).
-    None when there is nothing to check."""
+    """One scan of the text table checking what the engine's detection cannot promise: the rank
+    of each detected date or time column's widest value (:func:`_rank`: text unless ISO-8601
+    throughout, as the engine reads 1/2/21 as a timestamp; a date beside a date-time is one), and
+    whether each declared column's values convert (one of those that do not is shown). None when
+    there is nothing to check."""
     projections: list[exp.Expr] = []
     for i, (column, kind) in enumerate(zip(names, types, strict=True)):
         value = _value(column, read)
@@ -653,7 +664,6 @@ def _typed_view(
     checked = {c for c, k in zip(names, types, strict=True) if c in integers and k.is_type(_T.BIGINT)}
     typed = {c for c, k in zip(names, types, strict=True) if not _is_text(k)}
     numbers = {c for c, k in zip(names, types, strict=True) if k.is_type(*exp.DataType.NUMERIC_TYPES)}
-    tokens = ["", *read.null_tokens]
 
     def level(expressions: list[exp.Expr], source: exp.Expr, alias: str) -> exp.Expr:
         return exp.Subquery(
@@ -662,12 +672,8 @@ def _typed_view(
         )
 
     def cleaned(column: str) -> exp.Expr:
-        cell = exp.column(column, quoted=True)
-        blank = exp.or_(*(exp.EQ(this=cell.copy(), expression=exp.Literal.string(t)) for t in tokens))
-        value: exp.Expr = exp.Case(ifs=[exp.If(this=blank, true=exp.Null())], default=cell.copy())
-        if read.decimal_comma and column in numbers:
-            value = exp.func("replace", value, exp.Literal.string(","), exp.Literal.string("."))
-        return value
+        value = _nulled(exp.column(column, quoted=True), read)
+        return _as_number(value, read) if column in numbers else value
 
     source: exp.Expr = exp.Table(this=exp.to_identifier(table, quoted=True))
     if typed:
