@@ -370,23 +370,17 @@ class DuckDBEngine(Engine):
         and there was nothing in common to find."""
         (before,) = self.con.execute("SELECT current_setting('disabled_optimizers')").fetchone() or ("",)
         disabled = [o for o in str(before or "").split(",") if o.strip()]
-        setting = exp.Set(
-            expressions=[
-                exp.SetItem(
-                    this=exp.EQ(
-                        this=exp.column("disabled_optimizers"),
-                        expression=exp.Literal.string(",".join([*disabled, "common_subexpressions"])),
-                    )
-                )
-            ]
-        )
-        self.con.execute(setting.sql(dialect=self.dialect))
+
+        def disable(names: list[str]) -> str:
+            value = exp.Literal.string(",".join(names))
+            item = exp.SetItem(this=exp.EQ(this=exp.column("disabled_optimizers"), expression=value))
+            return exp.Set(expressions=[item]).sql(dialect=self.dialect)
+
+        self.con.execute(disable([*disabled, "common_subexpressions"]))
         try:
             return self.con.sql(sql).to_arrow_table()
         finally:
-            restore = setting.copy()
-            restore.expressions[0].this.set("expression", exp.Literal.string(",".join(disabled)))
-            self.con.execute(restore.sql(dialect=self.dialect))
+            self.con.execute(disable(disabled))
 
     def write_parquet(self, query: exp.Query, folder: Path) -> list[Path]:
         # DuckDB writes the file itself, in parallel; the path is a value, never SQL text
