@@ -42,7 +42,6 @@ from assay.measure.profile import (
     counted_pairs,
     exact_columns,
     is_small,
-    small_rows,
 )
 from assay.measure.profile import profile as measure
 from assay.store import MetricKey
@@ -324,7 +323,7 @@ def profile(
         exact = exact_columns(
             table.columns,
             _distinct(previous) if store else None,
-            small=is_small(engine, table.name, small_rows(len(table.columns))),
+            small=is_small(engine, table.name, len(table.columns)),
         )
         pairs, mixed = counted_pairs(table.columns, previous)
         load = measure(

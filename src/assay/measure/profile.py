@@ -222,19 +222,19 @@ def small_rows(width: int) -> int:
     return min(SMALL_LOAD, SMALL_CELLS // max(1, width))
 
 
-def is_small(engine: Engine, table: str, bound: int | None = None) -> bool:
-    """Whether ``table`` has at most ``bound`` rows (default :data:`SMALL_LOAD`; see
-    :func:`small_rows`); reads at most
-    one row more (``LIMIT``), and is no measuring query (not counted in ``engine.queries``).
+def is_small(engine: Engine, table: str, width: int) -> bool:
+    """Whether ``table``, of ``width`` columns, is counted exactly in every column: it has at most
+    :func:`small_rows` rows. Reads at most one row more (``LIMIT``), and is no measuring query (not
+    counted in ``engine.queries``).
 
     >>> import pyarrow as pa
     >>> from assay.engine import DuckDBEngine
     >>> engine = DuckDBEngine()
     >>> engine.register_arrow("t", pa.table({"n": list(range(5))}))
-    >>> is_small(engine, "t", 5), is_small(engine, "t", 4), engine.queries
+    >>> is_small(engine, "t", 400_000), is_small(engine, "t", 500_000), engine.queries  # 5 rows, 4
     (True, False, 0)
     """
-    bound = SMALL_LOAD if bound is None else bound
+    bound = small_rows(width)
     first = exp.select(exp.Literal.number(1)).from_(exp.to_identifier(table, quoted=True)).limit(bound + 1)
     counted = exp.select(exp.alias_(exp.Count(this=exp.Star()), "n")).from_(first.subquery("__first"))
     return int(engine.rows(counted, measuring=False)[0]["n"]) <= bound
