@@ -287,6 +287,7 @@ MIXED_DATE_TIMES = {
     "zoned_late": ["2024-01-01", "2024-01-02 10:00", "2024-01-02T10:00:00+02:00"],
     "zoned_first": ["2024-01-02T10:00:00Z", "2024-01-01", "2024-01-03 10:00"],
     "not_iso": ["2024-01-01", "1/2/21 10:00", "2024-01-03"],
+    "zoned_date": ["2024-01-01+02:00", "2024-01-02Z", "2024-01-03 10:00+02:00"],
 }
 
 
@@ -309,4 +310,5 @@ def test_dates_beside_date_times_get_the_same_type_on_both_engines(tmp_path: Pat
         "zoned_late": "timestamptz",
         "zoned_first": "timestamptz",
         "not_iso": "string",
+        "zoned_date": "string",
     }

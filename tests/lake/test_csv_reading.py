@@ -326,6 +326,10 @@ def test_nan_in_a_number_column_is_a_number_unless_given_as_a_null_value(tmp_pat
         (["2024-01-02T10:00:00Z", "2024-01-01 10:00"], "TIMESTAMP WITH TIME ZONE"),
         (["2024-01-01", "1/2/21 10:00"], "VARCHAR"),
         (["1/2/21 10:00", "2024-01-01"], "VARCHAR"),
+        # an XML Schema date with its zone (xs:date) is no instant: text, as on Spark
+        (["2024-01-01+02:00", "2024-01-02+02:00"], "VARCHAR"),
+        (["2024-01-01Z", "2024-01-02 10:00:00+02:00"], "VARCHAR"),
+        (["2024-01-02 10:00:00+02:00", "2024-01-01 +0200"], "VARCHAR"),
     ],
 )
 def test_dates_beside_date_times_get_one_type_whatever_the_row_order(

@@ -458,7 +458,7 @@ class SparkEngine(Engine):
         return self._detect(name, names, read)
 
     def _detect(self, table: str, names: list[str], read: ReadOptions) -> list[Column]:
-        from assay.lake.readers import _value
+        from assay.lake.readers import DATE_TIME_SHAPES, _value
 
         shapes = {
             "BIGINT": r"^[+-]?(0|[1-9][0-9]{0,17})$",
@@ -467,12 +467,7 @@ class SparkEngine(Engine):
                 if read.decimal_comma
                 else r"^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]+)?$"
             ),
-            "DATE": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
-            "TIMESTAMP": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,9})?)?$",
-            "TIMESTAMPTZ": (
-                r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,9})?)?"
-                r" ?(Z|[+-][0-9]{2}(:?[0-9]{2})?)$"
-            ),
+            **DATE_TIME_SHAPES,
         }
         if not names:
             return []

@@ -331,12 +331,21 @@ def renamed(columns: Sequence[Column]) -> list[Column]:
 
 # --- CSV: text first, the engine's detection over the whole file, then a typed view -------------
 
-_ISO_TIME = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,9})?)?)?"
 _T = exp.DataType.Type
 _INTEGER = r"-?(0|[1-9][0-9]*)"  # a detected integer column's values (not 1.5, 1e3 or 007)
+_ISO_DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}"
+_CLOCK = r"[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,9})?)?"
 _OFFSET = r" ?(Z|[+-][0-9]{2}(:?[0-9]{2})?)"
-_DATE_TIME = f"{_ISO_TIME}({_OFFSET})?$"  # any ISO date or date-time
-_ZONED = f"{_ISO_TIME}{_OFFSET}$"  # one with a UTC offset
+# The shapes of an ISO date, date-time and date-time with a UTC offset, on both engines (the
+# Spark engine's detection is assay's own). An offset needs a time: a date with a zone
+# (XML Schema's xs:date, "2024-01-01+02:00") is a day somewhere, no instant, and stays text.
+DATE_TIME_SHAPES = {
+    "DATE": f"{_ISO_DATE}$",
+    "TIMESTAMP": f"{_ISO_DATE}{_CLOCK}$",
+    "TIMESTAMPTZ": f"{_ISO_DATE}{_CLOCK}{_OFFSET}$",
+}
+_DATE_TIME = f"{_ISO_DATE}({_CLOCK}({_OFFSET})?)?$"  # any of them
+_ZONED = DATE_TIME_SHAPES["TIMESTAMPTZ"]
 # A detected date or time column's values, widest first: the rank of each value's shape, the
 # column's type that of its widest value. A date is its midnight, and a value without an offset
 # in a column with one is UTC: so a date beside a date-time is never text because of the order of
