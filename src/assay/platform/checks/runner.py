@@ -594,15 +594,27 @@ class CheckRun:
         condition = self._condition(expectation)
         weekday = self.at.weekday() if expectation.history == "same_weekday" else None
         series = self._series(profile.id, self._profile_names(profile.id), weekday)
-        groups: list[Group] = (
-            [()] if not expectation.by else list(m.groups.get(_ordered(profile, expectation.by), []))
-        )
+        dimensions = _ordered(profile, expectation.by)
+        groups: list[Group] = [()] if not expectation.by else list(m.groups.get(dimensions, []))
+        vanished = self._vanished(profile, dimensions, ref.key, groups) if expectation.by else []
         out = []
-        for group in groups:
+        for group in [*groups, *vanished]:
             entity, instance = ("Group", group_key(dict(group))) if group else ("Dataset", "*")
             history = series.get((entity, instance, ref.key), [])
             item = dict(base, group=group_label(group))
             observed = m.value(ref.key, group)
+            gone = group in vanished
+            if gone:
+                capped = [d for d in dimensions if m.dropped.get(d)]
+                if capped:  # beyond today's top_k groups, or gone: not measured either way
+                    why = f"{group_label(group)} is not among this load's top_k groups of {', '.join(capped)}"
+                    out.append(_outcome(item, Outcome.SKIPPED, None, why, reason="beyond_top_k"))
+                    continue
+                if spec.kind not in ADDITIVE:  # a mean or a rate of no rows is no number
+                    why = f"{ref.key}: no rows in this load (the group had rows in the previous one)"
+                    out.append(_outcome(item, Outcome.SKIPPED, None, why, reason="no_rows"))
+                    continue
+                observed = 0.0  # a count or a sum of no rows
             item["observed"] = observed
             needed = max(expectation.min_history, 0)
             if needed and len(history) < needed:
@@ -633,12 +645,10 @@ class CheckRun:
                     )
                 )
                 continue
-            failed = _outcome(
-                item,
-                Outcome.FAILED,
-                self._owner(expectation),
-                _failure_message(ref.key, shown, verdict.expected, condition),
-            )
+            message = _failure_message(ref.key, shown, verdict.expected, condition)
+            if gone:
+                message += "; no rows in this load (the group had rows in the previous one)"
+            failed = _outcome(item, Outcome.FAILED, self._owner(expectation), message)
             if not group and profile.dimensions and spec.kind in ADDITIVE:
                 failed["explained_by"] = self._explain(profile, m, ref.key, series)
             if spec.where is not None:
@@ -671,6 +681,30 @@ class CheckRun:
         owner = {Outcome.FAILED: self._owner(expectation), Outcome.CONFIG_ERROR: self._author()}.get(outcome)
         text = message or f"{expectation.rule}: {outcome.value}"
         return _outcome(item, outcome, owner, text)
+
+    def _vanished(
+        self, profile: Profile, dimensions: tuple[str, ...], key: str, today: list[Group]
+    ) -> list[Group]:
+        """The groups of ``dimensions`` that had a stored value of ``key`` on the profile's
+        previous load and have no rows in this one: a carrier that stopped flying. Only the
+        previous load's: a group gone for a week is reported the day it went, not every day after
+        (its absence stores no value)."""
+        stored = self.series_cache.get((profile.id, frozenset(self._profile_names(profile.id))), {})
+        total = stored.get(("Dataset", "*", key), [])
+        if not total:
+            return []
+        previous = total[0][0]
+        found: list[Group] = []
+        for (entity, instance, name), points in stored.items():
+            if entity != "Group" or name != key or not points or points[0][0] != previous:
+                continue
+            values = parse_group_key(instance) or {}
+            if sorted(values) != sorted(dimensions):
+                continue
+            group: Group = tuple((d, values[d]) for d in dimensions)
+            if group not in today and group not in found:
+                found.append(group)
+        return sorted(found, key=lambda g: [str(v) for _, v in g])
 
     def _explain(
         self,
