@@ -226,7 +226,7 @@ REJECTED_PREDICATES: list[tuple[str, str]] = [
     ("", "empty"),
     ("   ", "empty"),
     ("-- only a comment", "empty"),
-    ("att1 >", "predicate is invalid: Required keyword"),
+    ("att1 >", "predicate is invalid: an operand is missing at line 1, col 6 near '>'"),
     ("att1 > 1)", "predicate is invalid"),
     ("'unterminated", "predicate is invalid"),
     ("att1 > 1 /* unterminated", "predicate is invalid"),

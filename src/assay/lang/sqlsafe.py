@@ -323,11 +323,27 @@ def _parse(text: str, kind: str) -> exp.Expression:
     return statements[0]
 
 
+def parse_condition(text: str) -> exp.Expression:
+    """The tree of a Spark SQL condition as written, before any check (a caller that must know
+    its column names first): SQLRejected, in the user's words, if it does not parse."""
+    with _depth_guard("predicate"):
+        return _parse(text, "predicate")
+
+
 def _describe_parse_error(error: ParseError) -> str:
+    """Where and what, in the user's words: the parser's own wording names its classes
+    ("Required keyword: 'expression' missing for <class '...BitwiseRightShift'>")."""
     if not error.errors:
         return _one_line(str(error))
     first = error.errors[0]
-    description = re.sub(r"<class '[\w.]*\.(\w+)'>", r"\1", str(first.get("description", "")))
+    description = str(first.get("description", ""))
+    if description.startswith("Required keyword"):
+        description = "an operand is missing"
+    elif description.startswith("Invalid expression / Unexpected token"):
+        description = "unexpected token"
+    elif expected := re.fullmatch(r"Expecting (\S+)", description):
+        description = f"'{expected.group(1)}' expected"
+    description = re.sub(r"<class '[\w.]*\.(\w+)'>", r"\1", description)
     description = re.sub(r"<Token token_type: TokenType\.(\w+).*?>", r"\1", description)
     near = _one_line(str(first.get("highlight") or ""))
     where = f"line {first.get('line')}, col {first.get('col')}"
