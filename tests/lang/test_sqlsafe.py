@@ -640,3 +640,15 @@ def test_string_literals_survive_the_trip_to_duckdb(con: duckdb.DuckDBPyConnecti
     assume("${" not in text)  # refused on purpose, see REJECTED_PREDICATES
     tree = parse_query("select " + spark_string_literal(text), TABLES)
     assert con.sql(render(tree, "duckdb")).fetchall() == [(text,)]
+
+
+def test_a_query_names_a_column_with_surrounding_spaces_as_written() -> None:
+    """A CSV header ``Amount ,class``: the column is named with its space in backticks. sqlglot's
+    schema stripped the space from its own copy of the name, so the query was refused as naming
+    an unknown column, and the hint for ``amount`` pointed back at it."""
+    tables = {"primary": ["Amount ", "class", "Class_1"]}
+    tree = parse_query("select sum(`Amount `) as s from Primary p where `class` = 'a'", tables)
+    expected = 'SELECT SUM("Amount ") AS "s" FROM "primary" AS "p" WHERE "class" = \'a\''
+    assert render(tree, "duckdb") == expected
+    with pytest.raises(SQLRejected, match="did you mean 'Amount '"):
+        parse_query("select sum(`Amount`) from primary", tables)

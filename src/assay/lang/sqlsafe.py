@@ -664,9 +664,12 @@ def _check_query_columns(
             raise SQLRejected(f"unknown column '{column.name}'{_did_you_mean(column.name, all_columns)}")
     # Precise resolution scope by scope, where sqlglot's optimizer can do it.
     try:
+        # Names given as the query's are normalized (Spark's: lower case): the schema's own
+        # normalization parses each name, which drops a space around it ("Amount ").
         schema = MappingSchema(
-            {name: dict.fromkeys(columns, "UNKNOWN") for name, columns in tables.items()},
+            {name.lower(): {c.lower(): "UNKNOWN" for c in columns} for name, columns in tables.items()},
             dialect=READ_DIALECT,
+            normalize=False,
         )
         qualify(tree.copy(), schema=schema, dialect=READ_DIALECT, validate_qualify_columns=True)
     except OptimizeError as e:
