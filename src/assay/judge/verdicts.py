@@ -99,6 +99,14 @@ def holds(value: float | None, condition: ast.Condition, history: Callable[[int]
     return predicates.python_compare(value, condition.op, operands)
 
 
+# The message of a text column of which no value is a date, around the column's name.
+UNDATED = (
+    "Column '",
+    "' holds text of which no value is a date or time: dates are read in ISO 8601 "
+    "(2024-01-31, 2024-01-31 12:00:00), never guessed from another format",
+)
+
+
 def judge(verdict: Verdict, values: Mapping[str, float | None], history: HistoryLookup) -> Judgement:
     """Apply a verdict to the values (metric displays and hidden names) of one rule."""
     try:
@@ -127,6 +135,10 @@ def _judge(verdict: Verdict, values: Mapping[str, float | None], history: Histor
             if verdict.empty_passes:
                 return Judgement(PASSED, "No rows matched the filter")
             return Judgement(FAILED, "There are no rows to evaluate")
+        if verdict.dated is not None:
+            column, present, dated = verdict.dated
+            if values.get(present) and not values.get(dated):
+                return Judgement(ERROR, column.join(UNDATED))
         value = values.get(verdict.metric)
         key = verdict.history
         if verdict.threshold is None:

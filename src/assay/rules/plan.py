@@ -66,6 +66,10 @@ class Compliance:
     threshold: ast.Condition | None
     history: MetricKey
     empty_passes: bool = True
+    # A text column judged as dates: its name, and the hidden values counting its values and
+    # those that are dates; none of many being one is an Error (the format is unknown), not rows
+    # that failed.
+    dated: tuple[str, str, str] | None = None
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ the compliance is 1.0 or meets ``with threshold``. The same predicate gives the 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from sqlglot import exp
 
@@ -84,6 +85,26 @@ def compliance_plan(
     return plan
 
 
+def dated_text(plan: LeafPlan, ctx: Context, column: Column) -> LeafPlan:
+    """``plan`` judging a text column as dates: an Error when none of its values is one (vega's
+    stocks.csv writes ``Jan 1 2000``), rather than every row failed with no reason."""
+    if column.kind is not DataKind.STRING or not isinstance(plan.verdict, Compliance):
+        return plan
+    where = ctx.where(plan.rule)
+    present = ctx.request(
+        Aggregate(count_if(exp.Not(this=exp.Is(this=col(column), expression=exp.Null())), where))
+    )
+    dated = ctx.request(
+        Aggregate(count_if(exp.Not(this=exp.Is(this=as_timestamp(column), expression=exp.Null())), where))
+    )
+    plan.hidden["texts"] = MetricSpec(
+        "", MetricKey.column(column.name, "Texts"), number_of(present), (present,)
+    )
+    plan.hidden["dated"] = MetricSpec("", MetricKey.column(column.name, "Dated"), number_of(dated), (dated,))
+    plan.verdict = replace(plan.verdict, dated=(column.name, "texts", "dated"))
+    return plan
+
+
 def column_values(rule: ast.Rule, ctx: Context) -> LeafPlan:
     """``ColumnValues "c" in ["a","b"]``, ``> 5``, ``between "2024-01-01" and now()``, ``matches "..."``."""
     column = ctx.column(rule.params[0].text)
@@ -100,6 +121,8 @@ def column_values(rule: ast.Rule, ctx: Context) -> LeafPlan:
         extra = _min_max(rule, ctx, column, value, "Minimum", "Maximum")
     else:
         predicate = predicates.date_predicate(as_timestamp(column), cond, ctx.now, rule.tag("timeZone"))
+        plan = compliance_plan(rule, ctx, column, predicate, "ColumnValues.Compliance")
+        return dated_text(plan, ctx, column)
     return compliance_plan(rule, ctx, column, predicate, "ColumnValues.Compliance", extra=extra)
 
 
@@ -256,4 +279,5 @@ def data_freshness(rule: ast.Rule, ctx: Context) -> LeafPlan:
     column = ctx.column(rule.params[0].text)
     assert rule.condition is not None
     predicate = predicates.freshness_predicate(as_timestamp(column), rule.condition, ctx.now)
-    return compliance_plan(rule, ctx, column, predicate, "DataFreshness.Compliance", row_level=False)
+    plan = compliance_plan(rule, ctx, column, predicate, "DataFreshness.Compliance", row_level=False)
+    return dated_text(plan, ctx, column)
