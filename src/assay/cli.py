@@ -485,7 +485,7 @@ def table_list(
     from assay._render import print_tables
     from assay.lake.iceberg import Warehouse
 
-    tables = Warehouse.open(Workspace(workspace).ensure()).tables()
+    tables = Warehouse.open(Workspace(workspace).existing()).tables()
     if json_out:
         rows = [
             {
@@ -519,7 +519,7 @@ def table_export(
     from assay.store import MetricStore
 
     space = Workspace(workspace)
-    rows = Warehouse.open(space.ensure()).export(table, out_file)
+    rows = Warehouse.open(space.existing()).export(table, out_file)
     # a read of the table that assay saw: what its importance is made of (docs/scores.md)
     with MetricStore.open(store_url(store), workspace=space.root) as metric_store:
         metric_store.record_read(
@@ -673,7 +673,7 @@ def decisions_list(
     if status not in (None, "pending", "accepted", "rejected"):
         raise ConfigError("--status must be 'pending', 'accepted' or 'rejected'")
     space = Workspace(workspace)
-    space.ensure()
+    space.existing(store_url(store))
     with MetricStore.open(store_url(store), workspace=space.root) as metric_store:
         found = metric_store.decisions(dataset, status)
     if json_out:
@@ -817,7 +817,7 @@ def history_command(
     from assay.store import MetricStore
 
     space = Workspace(workspace)
-    space.ensure()
+    space.existing(store_url(store))
     with MetricStore.open(store_url(store), workspace=space.root) as metric_store:
         points = history(metric_store, dataset, column=column, metric=metric)
     name = f"{dataset} {column + ' ' if column else ''}{metric or ('NullRate' if column else 'RowCount')}"

@@ -48,6 +48,16 @@ class Workspace:
             raise ConfigError(f"cannot create workspace {self.root}: {error.strerror}") from None
         return self.root
 
+    def existing(self, store: str | None = None) -> Path:
+        """The workspace a command only reads (its store, unless ``store`` names another, or
+        its tables): refused if it does not exist, rather than created empty by a typo."""
+        if store is None and not self.root.is_dir():
+            raise ConfigError(
+                f"no workspace at {self.root}: nothing was recorded there "
+                "(--workspace or ASSAY_WORKSPACE names the one runs wrote to)"
+            )
+        return self.root
+
     def write_run(self, run_id: str, summary: dict[str, Any]) -> Path:
         """Write ``runs/<run_id>.json`` atomically (a reader never sees half a file)."""
         self.ensure()
