@@ -520,8 +520,7 @@ def _date_time_texts(
     first = exp.select(*(exp.column(names[i], quoted=True) for i in texts))
     held = engine.inspect(first.from_(exp.to_identifier(table, quoted=True)).limit(_FIRST_ROWS))
     dated = f"^ *{_DATE_TIME[1:-1]} *$"
-    tokens = "|".join(_re2_literal(t) for t in _blanks(read))
-    blank = f"^ *(?:{tokens}) *$"
+    blank = f"^ *{tokens_pattern(_blanks(read))} *$"
     shaped = []
     for i, column in zip(texts, held.columns, strict=True):
         cells = column.cast(pa.string())
@@ -653,6 +652,16 @@ def _exactly(dtype: pa.DataType) -> str:
     if pa.types.is_decimal(dtype):
         return f" (at most {dtype.scale} decimal places: a value is never rounded)"
     return ""
+
+
+def tokens_pattern(tokens: Sequence[str]) -> str:
+    """A regular expression matching any of ``tokens`` literally (and nothing else around it
+    unless the caller adds it), for RE2 (the engines' and Arrow's) and Java's (Spark's).
+
+    >>> print(tokens_pattern(NULL_TOKENS))
+    (?:NA|N\\x{2f}A|NULL|null)
+    """
+    return "(?:" + "|".join(_re2_literal(t) for t in tokens) + ")"
 
 
 def _re2_literal(text: str) -> str:
