@@ -6,12 +6,18 @@ columns, or a cell that does not convert (text in a number, an impossible date),
 a parse error, with its raw text kept for the quarantine file; the rest of the batch proceeds.
 An empty (or whitespace-only) cell is NULL, whatever the column's type: in a contributor file it
 means "absent"; a text column whose schema entry says ``blank_is_null: false`` keeps it as written.
+In a number, date or boolean column the null tokens of ``dqdl run`` (``NA``, ``N/A``, ``NULL``,
+``null``: :data:`assay.lake.readers.NULL_TOKENS`) are NULL too; in a text column they are values
+unless given as ``--null-value``. A cell is quoted as it was sent (a decimal comma included).
 """
 
 from __future__ import annotations
 
+import bisect
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import pyarrow as pa
@@ -24,7 +30,7 @@ from assay.engine.base import StagedText, positions
 from assay.errors import ConfigError
 from assay.gate.schema import BLANK_IS_NULL, sql_type, type_name
 from assay.lake import checksum as checksums
-from assay.lake.readers import ReadOptions, check_local, compression, file_format
+from assay.lake.readers import ReadOptions, check_local, compression, file_format, tokens_pattern
 
 ROW = "__row"  # the record's position in the file, 0-based; it orders everything downstream
 BAD = "__bad"
@@ -49,6 +55,86 @@ class ParseError:
     raw_line: str | None = None
 
 
+class _Lines:
+    """The line of the file where each record starts, as ``cat -n`` numbers it.
+
+    The engines number a record as if it were one line (:meth:`StagedText.lines`, the rejects),
+    but a quoted cell may hold line breaks, each of which moves every later record one line
+    down. The records holding one are looked for only when a line is wanted (a batch with parse
+    errors), in one query; a Parquet batch has no lines to move."""
+
+    def __init__(
+        self, engine: Engine, staged: StagedText, header: Sequence[str], *, physical: bool, headed: bool
+    ) -> None:
+        self.engine, self.staged, self.header = engine, staged, list(header)
+        self.physical = physical
+        self.header_breaks = sum(name.count("\n") for name in header) if physical and headed else 0
+
+    def of_rows(self, rows: Sequence[int]) -> list[int]:
+        """The lines of the staged records ``rows`` (their ROW ids)."""
+        return [self._moved(line) for line in self.staged.lines(rows)]
+
+    def of_rejects(self) -> list[int]:
+        """The lines of the records that did not split into the header's columns."""
+        return [self._moved(r.line) for r in self.staged.rejects]
+
+    def _moved(self, line: int) -> int:
+        if not self.physical:
+            return line
+        counted, breaks = self._breaks
+        return line + self.header_breaks + breaks[bisect.bisect_left(counted, line)]
+
+    @cached_property
+    def _breaks(self) -> tuple[list[int], list[int]]:
+        """The counted lines of the records that hold line breaks, in order, and for each, the
+        breaks in the records before it (and, last, in all of them)."""
+        # a rejected record's text starts with the empty lines before it, which the engine counts
+        found = [(r.line, r.text.lstrip("\r\n").count("\n")) for r in self.staged.rejects]
+        if self.header:
+            newline = exp.func("chr", exp.Literal.number(10))
+            counts = [
+                exp.Coalesce(
+                    this=exp.Sub(
+                        this=exp.Length(this=exp.column(name, quoted=True)),
+                        expression=exp.Length(
+                            this=exp.Replace(
+                                this=exp.column(name, quoted=True),
+                                expression=newline.copy(),
+                                replacement=exp.Literal.string(""),
+                            )
+                        ),
+                    ),
+                    expressions=[exp.Literal.number(0)],
+                )
+                for name in self.header
+            ]
+            total: exp.Expr = counts[0]
+            for count in counts[1:]:
+                total = exp.Add(this=total, expression=count)
+            inner = exp.select(
+                exp.column(ROW, quoted=True), exp.alias_(total, "__breaks", quoted=True)
+            ).from_(exp.to_identifier(self.staged.name, quoted=True))
+            breaks = exp.column("__breaks", quoted=True)
+            query = (
+                exp.select(exp.column(ROW, quoted=True), breaks.copy())
+                .from_(exp.alias_(exp.Subquery(this=inner), "__records", table=True, quoted=True))
+                .where(exp.GT(this=breaks.copy(), expression=exp.Literal.number(0)))
+            )
+            held = self.engine.inspect(query)
+            rows = held.column(ROW).to_pylist()
+            found += zip(
+                self.staged.lines(rows), (int(n) for n in held.column("__breaks").to_pylist()), strict=True
+            )
+        found.sort()
+        counted, before, total_breaks = [], [], 0
+        for line, n in found:
+            if n:
+                counted.append(line)
+                before.append(total_breaks)
+                total_breaks += n
+        return counted, [*before, total_breaks]
+
+
 @dataclass
 class Batch:
     """A batch read into the engine. ``text`` and ``typed`` name the engine's tables of it;
@@ -58,7 +144,7 @@ class Batch:
     sha256: str
     schema: pa.Schema
     header: list[str]  # the file's columns, in order
-    text: str  # every record that split into columns, as text (blank cells NULL), with ROW
+    text: str  # every record that split into columns, as text as sent (blank cells NULL), with ROW
     typed: str  # the records that converted cleanly, typed, with ROW
     records: int  # the rows of ``text``
     staged: StagedText  # the records' lines
@@ -72,6 +158,7 @@ class Batch:
 
 
 TEXT_RAW, TEXT, CONVERTED, TYPED = "__batch_raw", "__batch_text", "__batch_converted", "__batch_typed"
+INFERRED = "__batch_inferred"  # the records as inference reads them: missing cells NULL, decimal points
 
 
 def read(engine: Engine, path: Path, schema: pa.Schema | None, options: ReadOptions | None = None) -> Batch:
@@ -108,17 +195,22 @@ def read(engine: Engine, path: Path, schema: pa.Schema | None, options: ReadOpti
                 staged = engine.stage_csv_text(TEXT_RAW, str(path), options, compression(path), row=ROW)
             except EngineError as error:
                 raise ConfigError(f"{path}: cannot read the CSV: {error.message}") from None
-        rejects = [ParseError(None, r.line, f"line {r.line}: {r.reason}", r.text) for r in staged.rejects]
         header = [c.name for c in engine.columns(TEXT_RAW) if c.name != ROW]
         _check_header(path, header, schema)
-        # a Parquet batch's cells are values, not text: an empty string stays one
+        # a Parquet batch's cells are values, not text: an empty string stays one, and so does NA
         csv = fmt == "csv"
+        missing = _missing_pattern(blanks=csv, tokens=options.null_tokens if csv else ())
+        lines = _Lines(engine, staged, header, physical=csv, headed=options.header)
+        rejects = [
+            ParseError(None, line, f"line {line}: {r.reason}", r.text)
+            for r, line in zip(staged.rejects, lines.of_rejects(), strict=True)
+        ]
         cells, values = _text_cells(
-            engine, header, schema, blanks=csv, decimal_comma=options.decimal_comma and csv
+            engine, header, schema, missing, blanks=csv, decimal_comma=options.decimal_comma and csv
         )
         if schema is None:
-            schema = infer(engine, TEXT, header)
-        errors = _convert(engine, schema, staged, cells, values, blanks=csv)
+            schema = infer(engine, INFERRED, header)
+        errors = _convert(engine, schema, lines, cells, values, missing, options.null_tokens if csv else ())
         sha256 = checksum.result()
     finally:
         checksum.cancel()  # done already, or no longer needed
@@ -178,6 +270,23 @@ def blank_is_null(field: pa.Field) -> bool:
 
 
 _BLANK = r"^\s*$"
+
+
+def _missing_pattern(*, blanks: bool, tokens: Sequence[str]) -> str | None:
+    """What a missing cell of a typed column looks like: blank (when ``blanks``) or one of the
+    null ``tokens``, whitespace around it allowed (None: nothing is missing but NULL)."""
+    if tokens:
+        return f"^\\s*{tokens_pattern(tokens)}{'?' if blanks else ''}\\s*$"
+    return _BLANK if blanks else None
+
+
+def _absent(cell: exp.Expr, missing: str | None) -> exp.Expr:
+    """``cell`` with its missing values (:func:`_missing_pattern`) as NULL."""
+    if missing is None:
+        return cell
+    return exp.Case(ifs=[exp.If(this=_matches(cell.copy(), missing), true=exp.Null())], default=cell)
+
+
 _COMMA_NUMBER = r"^\s*[+-]?[0-9]*,[0-9]+\s*$"
 _COMMA_OR_NUMBER = r"^\s*[+-]?[0-9]+(,[0-9]+)?\s*$"
 
@@ -187,18 +296,26 @@ def _matches(cell: exp.Expr, pattern: str) -> exp.Expr:
 
 
 def _text_cells(
-    engine: Engine, header: list[str], schema: pa.Schema | None, *, blanks: bool, decimal_comma: bool
+    engine: Engine,
+    header: list[str],
+    schema: pa.Schema | None,
+    missing: str | None,
+    *,
+    blanks: bool,
+    decimal_comma: bool,
 ) -> tuple[dict[str, exp.Expr], dict[str, exp.Expr]]:
     """Each column of the staged records as an expression, twice: as the view :data:`TEXT`
     shows it (registered here), and as the text a typed column converts.
 
-    In :data:`TEXT`, blank (empty or whitespace-only) cells are NULL, except in text columns
-    declared ``blank_is_null: false``, which keep them as they were written. With
-    ``decimal_comma``, numbers written ``3,14`` have a decimal point (in the columns the schema
-    types as numbers; without a schema, in the columns whose every cell is such a number, so a
-    text column keeps its commas). The text a typed column converts has the decimal point but
-    keeps its blank cells: :func:`_convert` reads a blank cell as NULL without testing every
-    cell for being blank first."""
+    :data:`TEXT` holds each cell as it was sent, for the quarantine and for the reasons that
+    quote it, but for blank (empty or whitespace-only) cells, which are NULL, except in text
+    columns declared ``blank_is_null: false``. The text a typed column converts has, with
+    ``decimal_comma``, a decimal point in numbers written ``3,14`` (in the columns the schema
+    types as numbers; without a schema, in the columns whose every present cell is such a
+    number, so a text column keeps its commas), and keeps its ``missing`` cells (blank, null
+    tokens): :func:`_convert` reads them as NULL without testing every cell for them first.
+    Without a schema, the view :data:`INFERRED` holds what inference reads: that text with its
+    missing cells NULL."""
     fields = {f.name: f for f in schema} if schema is not None else {}
     values: dict[str, exp.Expr] = {name: exp.column(name, quoted=True) for name in header}
     cells: dict[str, exp.Expr] = {}
@@ -210,7 +327,7 @@ def _text_cells(
         cells[name] = cell
     if decimal_comma:
         if schema is None:
-            numeric = _all_comma_numbers(engine, cells)
+            numeric = _all_comma_numbers(engine, {n: _absent(v.copy(), missing) for n, v in values.items()})
         else:
             numeric = [
                 n
@@ -220,12 +337,13 @@ def _text_cells(
             ]
         for name in numeric:
             values[name] = _point(values[name])
-            cells[name] = _point(cells[name])
-    view = exp.select(
-        *(exp.alias_(cell.copy(), name, quoted=True) for name, cell in cells.items()),
-        exp.column(ROW, quoted=True),
-    ).from_(exp.to_identifier(TEXT_RAW, quoted=True))
-    engine.register_query(TEXT, view)
+    source = exp.to_identifier(TEXT_RAW, quoted=True)
+    row = exp.column(ROW, quoted=True)
+    shown = [exp.alias_(cell.copy(), name, quoted=True) for name, cell in cells.items()]
+    engine.register_query(TEXT, exp.select(*shown, row.copy()).from_(source.copy()))
+    if schema is None:
+        read = [exp.alias_(_absent(v.copy(), missing), name, quoted=True) for name, v in values.items()]
+        engine.register_query(INFERRED, exp.select(*read, row).from_(source))
     return cells, values
 
 
@@ -321,11 +439,11 @@ def _cast(text: exp.Expr, dtype: pa.DataType) -> exp.Expr:
 def _convert(
     engine: Engine,
     schema: pa.Schema,
-    staged: StagedText,
+    lines: _Lines,
     cells: dict[str, exp.Expr],
     texts_of: dict[str, exp.Expr],
-    *,
-    blanks: bool,
+    missing: str | None,
+    tokens: Sequence[str],
 ) -> list[ParseError]:
     """Type the staged records against ``schema`` into the engine's table :data:`TYPED`;
     return a parse error for each record with a cell that did not convert.
@@ -334,10 +452,11 @@ def _convert(
     text (``texts_of``). Each cell is converted once, in an inner projection (the regex check
     and cast of a number are most of the cost), and the outer one flags a row with one boolean;
     the result is kept by the engine. A cell converted unless it had text and its value is NULL;
-    a blank cell's value is NULL, and whether a cell is blank is asked only of the cells whose
-    value is NULL. Which cells failed is worked out afterwards for the flagged rows only, from
-    their text and their NULL values. Inner columns are named by position, so no header can
-    collide with them.
+    a ``missing`` cell's value is NULL (blank, or one of the null ``tokens``: no cast reads
+    ``NA``, ``N/A``, ``NULL`` or ``null`` as a value), and whether a cell is missing is asked only
+    of the cells whose value is NULL. Which cells failed is worked out afterwards for the flagged
+    rows only, from their text and their NULL values. Inner columns are named by position, so no
+    header can collide with them.
     """
     converted = [i for i, f in enumerate(schema) if type_name(f.type) != "string"]
     texts = [f"__text{i}" for i in range(len(schema))]
@@ -357,8 +476,8 @@ def _convert(
     for i in converted:
         text, value = exp.column(texts[i], quoted=True), exp.column(values[i], quoted=True)
         ok: list[exp.Expr] = [text.is_(exp.null()), exp.not_(value.is_(exp.null()))]
-        if blanks:
-            ok.append(_matches(text.copy(), _BLANK))
+        if missing is not None:
+            ok.append(_matches(text.copy(), missing))
         kept.append(exp.or_(*ok))
     outer = exp.select(
         exp.column(ROW, quoted=True),
@@ -382,7 +501,7 @@ def _convert(
         return []
     rows = failed.column(ROW).to_pylist()
     raw = _text_rows(engine, cells, rows)
-    lines = staged.lines(rows)
+    at = lines.of_rows(rows)
     checked = [
         (field_, raw.column(field_.name).to_pylist(), failed.column(field_.name).to_pylist())
         for field_ in (schema[i] for i in converted)
@@ -392,9 +511,11 @@ def _convert(
         parts = [
             f"{field_.name}: '{given[position]}' is not a valid {type_name(field_.type)}"
             for field_, given, value in checked
-            if given[position] is not None and value[position] is None
+            if given[position] is not None
+            and value[position] is None
+            and given[position].strip() not in tokens
         ]
-        errors.append(ParseError(row, lines[position], f"line {lines[position]}: " + "; ".join(parts)))
+        errors.append(ParseError(row, at[position], f"line {at[position]}: " + "; ".join(parts)))
     return errors
 
 

@@ -465,7 +465,7 @@ def _register_csv_as(
             if bad and column in declared:
                 raise ConfigError(
                     f"{path}: column '{column}' is declared {_type_word(declared[column])}, but "
-                    f"{bad} value(s) do not convert, e.g. '{row[f'example{i}']}'"
+                    f"{bad} value(s) do not convert, e.g. '{row[f'example{i}']}'{_exactly(declared[column])}"
                 )
             rank = row.get(f"rank{i}")
             if rank is not None:  # a date or time column with a value (see _RANKED)
@@ -520,8 +520,7 @@ def _date_time_texts(
     first = exp.select(*(exp.column(names[i], quoted=True) for i in texts))
     held = engine.inspect(first.from_(exp.to_identifier(table, quoted=True)).limit(_FIRST_ROWS))
     dated = f"^ *{_DATE_TIME[1:-1]} *$"
-    tokens = "|".join(_re2_literal(t) for t in _blanks(read))
-    blank = f"^ *(?:{tokens}) *$"
+    blank = f"^ *{tokens_pattern(_blanks(read))} *$"
     shaped = []
     for i, column in zip(texts, held.columns, strict=True):
         cells = column.cast(pa.string())
@@ -604,7 +603,13 @@ def _check_query(
             if _is_text(kind):
                 continue
             converted = _number_text(column, read) if kind.is_type(*exp.DataType.NUMERIC_TYPES) else value
-            failed = exp.Is(this=exp.TryCast(this=converted, to=kind.copy()), expression=exp.Null())
+            failed: exp.Expr = exp.Is(
+                this=exp.TryCast(this=converted.copy(), to=kind.copy()), expression=exp.Null()
+            )
+            shape = _exact_shape(declared[column])
+            if shape is not None:
+                inexact = exp.Not(this=exp.RegexpLike(this=converted, expression=exp.Literal.string(shape)))
+                failed = exp.or_(failed, inexact)
             bad = exp.and_(present, failed)
             projections.append(exp.alias_(_count(bad), f"bad{i}", quoted=True))
             example = exp.Filter(
@@ -617,6 +622,46 @@ def _check_query(
     if not projections:
         return None
     return exp.select(*projections).from_(exp.to_identifier(table, quoted=True))
+
+
+def _exact_shape(dtype: pa.DataType) -> str | None:
+    """How a declared integer or decimal is written to convert exactly (None: any value the cast
+    takes). The engines' casts round: '7.25' into a BIGINT is 7 and '1.005' into DECIMAL(10,2) is
+    1.01 (DuckDB; Spark's cast to an integer truncates), so a value with a fraction or with more
+    decimal places than the scale is refused, as the gate refuses it (docs/reading.md).
+
+    >>> import pyarrow as pa
+    >>> _exact_shape(pa.int64()), _exact_shape(pa.decimal128(10, 2)), _exact_shape(pa.float64())
+    ('^[+-]?[0-9]+$', '^[+-]?[0-9]*([.][0-9]{0,2})?$', None)
+    """
+    import pyarrow as pa
+
+    if pa.types.is_integer(dtype):
+        return "^[+-]?[0-9]+$"
+    if pa.types.is_decimal(dtype):
+        return f"^[+-]?[0-9]*([.][0-9]{{0,{dtype.scale}}})?$"
+    return None
+
+
+def _exactly(dtype: pa.DataType) -> str:
+    """What a refusal adds for a declared integer or decimal: that nothing is rounded."""
+    import pyarrow as pa
+
+    if pa.types.is_integer(dtype):
+        return " (an integer column takes whole numbers only: a value is never rounded)"
+    if pa.types.is_decimal(dtype):
+        return f" (at most {dtype.scale} decimal places: a value is never rounded)"
+    return ""
+
+
+def tokens_pattern(tokens: Sequence[str]) -> str:
+    """A regular expression matching any of ``tokens`` literally (and nothing else around it
+    unless the caller adds it), for RE2 (the engines' and Arrow's) and Java's (Spark's).
+
+    >>> print(tokens_pattern(NULL_TOKENS))
+    (?:NA|N\\x{2f}A|NULL|null)
+    """
+    return "(?:" + "|".join(_re2_literal(t) for t in tokens) + ")"
 
 
 def _re2_literal(text: str) -> str:
