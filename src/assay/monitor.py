@@ -799,7 +799,17 @@ def _key(column: str, name: str) -> MetricKey:
 
 # --- history ---------------------------------------------------------------------------------
 
-_JUDGED = {"NullRate": "null_rate", "RowCount": "volume", "Minimum": "range", "Maximum": "range"}
+# The series each judgement is about. The null-rate band judges the missing rate (nulls plus
+# blanks, or nulls only with ``null_rate: {blanks: false}``), not the stored NullRate: the band
+# and its alert are shown beside the rate they judged.
+MISSING_RATE = "MissingRate"
+_JUDGED = {MISSING_RATE: "null_rate", "RowCount": "volume", "Minimum": "range", "Maximum": "range"}
+
+
+def default_metric(column: str | None) -> str:
+    """The series ``assay history`` shows without ``--metric``: a column's missing rate, else
+    the row count."""
+    return MISSING_RATE if column else "RowCount"
 
 
 @dataclass(frozen=True)
@@ -828,10 +838,20 @@ class Point:
 
 
 def history(
-    store: MetricStore, dataset: str, *, column: str | None = None, metric: str | None = None
+    store: MetricStore,
+    dataset: str,
+    *,
+    column: str | None = None,
+    metric: str | None = None,
+    blanks: bool = True,
 ) -> list[Point]:
     """A metric's stored series over the dataset's current loads, oldest first, each with the
-    band the load was judged against (for NullRate, RowCount, Minimum and Maximum).
+    band the load was judged against (for MissingRate, RowCount, Minimum and Maximum).
+
+    A column's ``MissingRate`` (its default series) is the rate its null-rate band judged, as
+    that judgement recorded it; a load judged without the band (switched off) shows its stored
+    nulls plus blanks over its rows, or nulls only when ``blanks`` is false (the dataset's
+    ``null_rate.blanks``). ``NullRate`` is the stored metric (nulls only), which no band judges.
 
     Profiled loads and ``dqdl run --dataset`` evaluations both count: an evaluation has no load
     date (its clock is its logical time), so it is found by the metric it stored.
@@ -843,8 +863,10 @@ def history(
     ...     [(p.load_time.hour, p.value) for p in history(store, "orders")]
     [(8, 3.0)]
     """
-    metric = metric or ("NullRate" if column else "RowCount")
+    metric = metric or default_metric(column)
     entity, instance = ("Column", column) if column else ("Dataset", "*")
+    if metric == MISSING_RATE and not column:
+        raise ConfigError(f"{MISSING_RATE} is a column's: name one with --column")
     loads = list(reversed(store.window(dataset, date.max)))
     # Evaluations store no logical date, so the window of dated loads leaves them out.
     undated = [
@@ -855,6 +877,8 @@ def history(
     if not loads and not undated and not store.runs(dataset, limit=1):
         raise ConfigError(f"the store has no loads of dataset '{dataset}'")
     values = store.load_metrics([load.id for load in loads])
+    if metric == MISSING_RATE:
+        values = {load: _missing_rates(held, instance, blanks) for load, held in values.items()}
     if all((entity, instance, metric) not in values[load.id] for load in loads) and not undated:
         raise ConfigError(_no_metric(store, dataset, entity, instance, metric, loads))
     kind = _JUDGED.get(metric)
@@ -865,6 +889,9 @@ def history(
     points = []
     for load in loads:
         j = judged.get(load.id)
+        value = values[load.id].get((entity, instance, metric))
+        if j is not None and metric == MISSING_RATE and j.observed is not None:
+            value = j.observed  # the rate the band judged, under the setting of its day
         low, high = (j.low, j.high) if j else (None, None)
         relative = j.detail.get("unit_seconds") if j and j.detail else None
         if relative and load.logical_date is not None:  # a date band is kept relative to the load
@@ -874,7 +901,7 @@ def history(
         points.append(
             Point(
                 load.logical_date,
-                values[load.id].get((entity, instance, metric)),
+                value,
                 low,
                 high,
                 j.severity if j else None,
@@ -891,6 +918,16 @@ def history(
 _END_OF_TIME = datetime.max.replace(tzinfo=UTC)
 
 
+def _missing_rates(metrics: Metrics, column: str, blanks: bool) -> dict[tuple[str, str, str], float | None]:
+    """A load's stored metrics with the column's missing rate added, from its counts."""
+    rows = metrics.get(("Dataset", "*", "RowCount"))
+    nulls = metrics.get(("Column", column, "NullCount"))
+    if nulls is None:
+        return dict(metrics)
+    missing = nulls + ((metrics.get(("Column", column, "BlankCount")) or 0.0) if blanks else 0.0)
+    return {**metrics, ("Column", column, MISSING_RATE): missing / rows if rows else None}
+
+
 def _no_metric(
     store: MetricStore, dataset: str, entity: str, instance: str, metric: str, loads: list[LoadInfo]
 ) -> str:
@@ -904,6 +941,8 @@ def _no_metric(
             if (e, i) == (entity, instance)
         }
     )
+    if "NullCount" in found:  # derived from the counts, not stored
+        found = sorted([*found, MISSING_RATE])
     where = f"for column '{instance}'" if entity == "Column" else "for the whole load"
     known = f"; it has {', '.join(found)}" if found else ""
     return f"dataset '{dataset}' has no metric {metric} {where}{known} (choose one with --metric)"
