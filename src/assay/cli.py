@@ -799,8 +799,8 @@ def history_command(
     metric: Annotated[
         str | None,
         typer.Option(
-            help="NullRate, RowCount, DistinctValuesCount, Minimum, Maximum...",
-            show_default="NullRate of a column, RowCount of the load",
+            help="MissingRate, NullRate, RowCount, DistinctValuesCount, Minimum, Maximum...",
+            show_default="MissingRate of a column (what its null-rate band judges), RowCount of the load",
         ),
     ] = None,
     workspace: WorkspaceOption = None,
@@ -813,14 +813,15 @@ def history_command(
 ) -> None:
     """Show a metric's stored series with the band each load was judged against."""
     from assay._render import print_history
-    from assay.monitor import history
+    from assay.monitor import default_metric, history
     from assay.store import MetricStore
 
     space = Workspace(workspace)
     space.existing(store_url(store))
+    blanks = _dataset_config(space, dataset, None).null_rate.blanks
     with MetricStore.open(store_url(store), workspace=space.root) as metric_store:
-        points = history(metric_store, dataset, column=column, metric=metric)
-    name = f"{dataset} {column + ' ' if column else ''}{metric or ('NullRate' if column else 'RowCount')}"
+        points = history(metric_store, dataset, column=column, metric=metric, blanks=blanks)
+    name = f"{dataset} {column + ' ' if column else ''}{metric or default_metric(column)}"
     if plot is not None:
         from assay._plot import plot_history
 

@@ -27,14 +27,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from assay.engine import Engine
+from assay.engine import DataKind, Engine
 from assay.engine.types import canonical
 from assay.errors import ConfigError
 from assay.gate.config import GateConfig
 from assay.judge import anomaly, drift
 from assay.judge.result import json_number
 from assay.lake import checksum as checksums
-from assay.lake.readers import ReadOptions, register
+from assay.lake.readers import ReadOptions, Registered, file_format, register
 from assay.measure.profile import (
     ColumnProfile,
     LoadProfile,
@@ -45,13 +45,16 @@ from assay.measure.profile import (
 )
 from assay.measure.profile import profile as measure
 from assay.store import MetricKey
-from assay.store.profiles import Judgement, LoadInfo
+from assay.store.profiles import UNKNOWN, Judgement, LoadInfo
 
 if TYPE_CHECKING:
     from assay.platform.run import Run
     from assay.store import MetricStore
 
 KINDS = ("null_rate", "new_value", "volume", "range", "schema")
+# Types a reader infers from text, narrowest first: a file whose values all fit the narrower
+# type is read as it (R writes 0, not 0.0; a day of dates without a time is read as dates).
+_WIDENING = (("int", "long", "double"), ("date", "timestamp"))
 SENSITIVITY = (0.25, 4.0)  # the range a dataset's sensitivity may take
 
 
@@ -235,6 +238,7 @@ class ProfileResult:
     floods: dict[str, tuple[int, int]] = field(default_factory=dict)  # category -> (new, distinct) today
     owners: dict[str, str] | None = None  # from the dataset's check document
     tier: int | None = None
+    inferred: frozenset[str] = frozenset()  # columns whose type the reader inferred from text
 
     def run_summary(self) -> dict[str, Any]:
         """What the run record keeps of a profile: its size, its alerts and its decisions."""
@@ -311,9 +315,14 @@ def profile(
             engine = open_engine(engine_for(engine, data))
         table = register(engine, "__load", data, read)
         # A column profiled as categorical before stays so, if today's load is not mostly new
-        # values: a small load must not hide a new value because it has few rows per value.
+        # values: a small load must not hide a new value because it has few rows per value. Only
+        # while it is text or boolean: a number is a category only when the configuration says so
+        # (a number column read as text for one load, "3.5 ", is not a category of numbers after).
         sticky = (
-            sorted(store.categorical_columns(dataset) - {*config.categorical, *config.not_categorical})
+            sorted(
+                {c.name for c in table.columns if c.kind in (DataKind.STRING, DataKind.BOOLEAN)}
+                & store.categorical_columns(dataset) - {*config.categorical, *config.not_categorical}
+            )
             if store
             else []
         )
@@ -335,9 +344,11 @@ def profile(
             pairs=pairs,
             mixed=mixed,
         )
+        _untyped(load, store, dataset, load_date)
         result = ProfileResult(
             dataset, load_date, load, queries=engine.queries, owners=config.owners, tier=config.tier
         )
+        result.inferred = _inferred(table, read)
         if store is None:
             return result
         source_sha256 = checksum.result() if checksum else None
@@ -374,6 +385,35 @@ def profile(
             checksum.cancel()  # done already, or no longer needed
         if own and isinstance(engine, Engine):
             engine.close()
+
+
+def _untyped(load: LoadProfile, store: MetricStore | None, dataset: str, load_date: date) -> None:
+    """A column with no value in a load carries no type evidence: a CSV reader makes a blank
+    column text, and pandas writes a column of None as Parquet's null type (text too). Its type
+    is ``unknown`` that load, it holds no value of a category, and its empty cells are missing
+    values of the column's last known type: nulls, as a blank cell of a number is (a text
+    column's blanks stay blanks: a text column that is blank one day is still text)."""
+    empty = [c for c in load.columns if c.type == "string" and c.nulls + c.blanks == c.rows]
+    if not empty:
+        return
+    known = store.known_types(dataset, load_date, [c.name for c in empty]) if store else {}
+    for column in empty:
+        if known.get(column.name) == "string":
+            continue
+        column.type, column.kind = UNKNOWN, DataKind.OTHER
+        column.nulls, column.blanks = column.rows, 0
+        column.distinct, column.distinct_exact = 0, True
+        column.values = column.counts = None
+        column.temporal_text = False
+
+
+def _inferred(table: Registered, read: ReadOptions | None) -> frozenset[str]:
+    """The columns whose types the reader inferred from text (a CSV or JSON file, types not
+    declared): a file whose values all fit a narrower type is read as it (``0`` is a long)."""
+    if table.path is None or file_format(table.path) not in ("csv", "json", "jsonl"):
+        return frozenset()
+    declared = set(read.types.names) if read is not None and read.types is not None else set()
+    return frozenset(c.name for c in table.columns if c.name not in declared)
 
 
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}(:?\d{2})?)?")
@@ -441,7 +481,12 @@ def _judge(store: MetricStore, result: ProfileResult, window: drift.Window, conf
     result.history = len(chosen)
     metrics = store.load_metrics([load.id for load in chosen])
     judge = _Judge(result, window, chosen, metrics, config)
-    judge.schema(store.load_schema(loads[0].id) if loads else None)
+    previous = store.load_schema(loads[0].id) if loads else None
+    if previous is not None:  # a column with no value in the last load: its last known type
+        unknown = [name for name, kind in previous if kind == UNKNOWN]
+        known = store.known_types(result.dataset, result.load_date, unknown)
+        previous = [(name, known.get(name, kind)) for name, kind in previous]
+    judge.schema(previous)
     if config.enabled("volume"):
         judge.volume()
     for column in result.profile.columns:
@@ -544,6 +589,20 @@ class _Judge:
         on = self.config.enabled
         removed, added = [c for c in removed if on("schema", c)], [c for c in added if on("schema", c)]
         changed = [c for c in changed if on("schema", c)]
+        for name in [c for c in changed if UNKNOWN in (before[c], now[c])]:
+            changed.remove(name)
+            if now[name] == UNKNOWN:
+                self._record(
+                    name, "schema", None, None, None,
+                    f"column {name} has no value in this load: no type (last read as {before[name]})",
+                )  # fmt: skip
+        for name in [c for c in changed if c in self.result.inferred and self._loose(before[c], c)]:
+            changed.remove(name)
+            self._record(
+                name, "schema", None, None, None,
+                f"column {name} read from {before[name]} to {now[name]}, no schema change: a CSV's "
+                "or JSON's types are inferred from each file's values",
+            )  # fmt: skip
         for name in removed:
             self._record(name, "schema", None, None, "hard", f"column {name} ({before[name]}) is gone")
         for name in changed:
@@ -557,6 +616,19 @@ class _Judge:
             )
         for name in added:
             self._record(name, "schema", None, None, "soft", f"column {name} ({now[name]}) is new")
+
+    def _loose(self, before: str, column: str) -> bool:
+        """Whether a column read as another type of its family today (``long`` and ``double``,
+        ``date`` and ``timestamp``) is only inference: read wider, or narrower with every value
+        still fitting the type it had (an integer beyond 2**53 does not fit a double)."""
+        now = self.result.profile.column(column)
+        family = next((f for f in _WIDENING if before in f and now.type in f), None)
+        if family is None:
+            return False
+        if family.index(now.type) > family.index(before) or before != "double":
+            return True
+        extremes = [v for v in (now.minimum, now.maximum) if isinstance(v, int | float)]
+        return all(abs(v) <= 2**53 for v in extremes)
 
     def volume(self) -> None:
         """The row count against its band. Loads a month apart are compared per day of their
@@ -799,7 +871,17 @@ def _key(column: str, name: str) -> MetricKey:
 
 # --- history ---------------------------------------------------------------------------------
 
-_JUDGED = {"NullRate": "null_rate", "RowCount": "volume", "Minimum": "range", "Maximum": "range"}
+# The series each judgement is about. The null-rate band judges the missing rate (nulls plus
+# blanks, or nulls only with ``null_rate: {blanks: false}``), not the stored NullRate: the band
+# and its alert are shown beside the rate they judged.
+MISSING_RATE = "MissingRate"
+_JUDGED = {MISSING_RATE: "null_rate", "RowCount": "volume", "Minimum": "range", "Maximum": "range"}
+
+
+def default_metric(column: str | None) -> str:
+    """The series ``assay history`` shows without ``--metric``: a column's missing rate, else
+    the row count."""
+    return MISSING_RATE if column else "RowCount"
 
 
 @dataclass(frozen=True)
@@ -828,10 +910,20 @@ class Point:
 
 
 def history(
-    store: MetricStore, dataset: str, *, column: str | None = None, metric: str | None = None
+    store: MetricStore,
+    dataset: str,
+    *,
+    column: str | None = None,
+    metric: str | None = None,
+    blanks: bool = True,
 ) -> list[Point]:
     """A metric's stored series over the dataset's current loads, oldest first, each with the
-    band the load was judged against (for NullRate, RowCount, Minimum and Maximum).
+    band the load was judged against (for MissingRate, RowCount, Minimum and Maximum).
+
+    A column's ``MissingRate`` (its default series) is the rate its null-rate band judged, as
+    that judgement recorded it; a load judged without the band (switched off) shows its stored
+    nulls plus blanks over its rows, or nulls only when ``blanks`` is false (the dataset's
+    ``null_rate.blanks``). ``NullRate`` is the stored metric (nulls only), which no band judges.
 
     Profiled loads and ``dqdl run --dataset`` evaluations both count: an evaluation has no load
     date (its clock is its logical time), so it is found by the metric it stored.
@@ -843,8 +935,10 @@ def history(
     ...     [(p.load_time.hour, p.value) for p in history(store, "orders")]
     [(8, 3.0)]
     """
-    metric = metric or ("NullRate" if column else "RowCount")
+    metric = metric or default_metric(column)
     entity, instance = ("Column", column) if column else ("Dataset", "*")
+    if metric == MISSING_RATE and not column:
+        raise ConfigError(f"{MISSING_RATE} is a column's: name one with --column")
     loads = list(reversed(store.window(dataset, date.max)))
     # Evaluations store no logical date, so the window of dated loads leaves them out.
     undated = [
@@ -855,6 +949,8 @@ def history(
     if not loads and not undated and not store.runs(dataset, limit=1):
         raise ConfigError(f"the store has no loads of dataset '{dataset}'")
     values = store.load_metrics([load.id for load in loads])
+    if metric == MISSING_RATE:
+        values = {load: _missing_rates(held, instance, blanks) for load, held in values.items()}
     if all((entity, instance, metric) not in values[load.id] for load in loads) and not undated:
         raise ConfigError(_no_metric(store, dataset, entity, instance, metric, loads))
     kind = _JUDGED.get(metric)
@@ -865,6 +961,9 @@ def history(
     points = []
     for load in loads:
         j = judged.get(load.id)
+        value = values[load.id].get((entity, instance, metric))
+        if j is not None and metric == MISSING_RATE and j.observed is not None:
+            value = j.observed  # the rate the band judged, under the setting of its day
         low, high = (j.low, j.high) if j else (None, None)
         relative = j.detail.get("unit_seconds") if j and j.detail else None
         if relative and load.logical_date is not None:  # a date band is kept relative to the load
@@ -874,7 +973,7 @@ def history(
         points.append(
             Point(
                 load.logical_date,
-                values[load.id].get((entity, instance, metric)),
+                value,
                 low,
                 high,
                 j.severity if j else None,
@@ -891,6 +990,16 @@ def history(
 _END_OF_TIME = datetime.max.replace(tzinfo=UTC)
 
 
+def _missing_rates(metrics: Metrics, column: str, blanks: bool) -> dict[tuple[str, str, str], float | None]:
+    """A load's stored metrics with the column's missing rate added, from its counts."""
+    rows = metrics.get(("Dataset", "*", "RowCount"))
+    nulls = metrics.get(("Column", column, "NullCount"))
+    if nulls is None:
+        return dict(metrics)
+    missing = nulls + ((metrics.get(("Column", column, "BlankCount")) or 0.0) if blanks else 0.0)
+    return {**metrics, ("Column", column, MISSING_RATE): missing / rows if rows else None}
+
+
 def _no_metric(
     store: MetricStore, dataset: str, entity: str, instance: str, metric: str, loads: list[LoadInfo]
 ) -> str:
@@ -904,6 +1013,8 @@ def _no_metric(
             if (e, i) == (entity, instance)
         }
     )
+    if "NullCount" in found:  # derived from the counts, not stored
+        found = sorted([*found, MISSING_RATE])
     where = f"for column '{instance}'" if entity == "Column" else "for the whole load"
     known = f"; it has {', '.join(found)}" if found else ""
     return f"dataset '{dataset}' has no metric {metric} {where}{known} (choose one with --metric)"

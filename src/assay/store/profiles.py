@@ -33,6 +33,9 @@ class LoadInfo:
     row_count: int | None
 
 
+UNKNOWN = "unknown"  # the stored type of a column that had no value in a load: no type evidence
+
+
 @dataclass(frozen=True)
 class Judgement:
     """What one metric of one load was judged against, and the alert it raised (``severity``)."""
@@ -214,6 +217,42 @@ class ProfileRecords:
                 .order_by(schema.load_columns.c.position)
             )
             return [(row.name, row.type) for row in rows]
+
+    def known_types(self: _Store, dataset: str, before: date, names: Sequence[str]) -> dict[str, str]:
+        """The type each of ``names`` had in the latest current load of ``dataset`` before
+        ``before`` that said one: a load with no value in a column stores its type as
+        ``unknown`` (:data:`UNKNOWN`) and says nothing about it.
+
+        >>> from datetime import UTC
+        >>> from assay.store import MetricStore
+        >>> with MetricStore.open("sqlite://") as store:
+        ...     for day, kind in ((1, "double"), (2, UNKNOWN)):
+        ...         load = store.create_load("w", logical_time=datetime(2024, 5, day, tzinfo=UTC),
+        ...                                  logical_date=date(2024, 5, day))
+        ...         store.save_profile(load, [("gust", kind)], {})
+        ...     store.known_types("w", date(2024, 5, 3), ["gust", "other"])
+        {'gust': 'double'}
+        """
+        if not names:
+            return {}
+        with self._transaction() as connection:
+            rows = connection.execute(
+                sa.select(schema.load_columns.c.name, schema.load_columns.c.type)
+                .select_from(schema.load_columns.join(schema.loads).join(schema.datasets))
+                .where(
+                    schema.datasets.c.name == dataset,
+                    schema.loads.c.partition == "",
+                    schema.loads.c.status == "current",
+                    schema.loads.c.logical_date < before,
+                    schema.load_columns.c.name.in_(sorted(set(names))),
+                    schema.load_columns.c.type != UNKNOWN,
+                )
+                .order_by(schema.loads.c.logical_date.desc(), schema.loads.c.id.desc())
+            )
+            found: dict[str, str] = {}
+            for row in rows:
+                found.setdefault(str(row.name), str(row.type))
+            return found
 
     def save_judgements(self: _Store, load_id: int, judgements: Sequence[Judgement]) -> None:
         """Record what a load was judged against (replacing an earlier judgement of it)."""
