@@ -330,6 +330,9 @@ def test_nan_in_a_number_column_is_a_number_unless_given_as_a_null_value(tmp_pat
         (["2024-01-01+02:00", "2024-01-02+02:00"], "VARCHAR"),
         (["2024-01-01Z", "2024-01-02 10:00:00+02:00"], "VARCHAR"),
         (["2024-01-02 10:00:00+02:00", "2024-01-01 +0200"], "VARCHAR"),
+        # no offset reaches a day (fromisoformat and pandas refuse +25:00): text
+        (["2024-01-01T10:00:00+02:00", "2024-01-01T10:00:00+25:00"], "VARCHAR"),
+        (["2024-01-01T10:00:00+23:59", "2024-01-01T10:00:00-1200"], "TIMESTAMP WITH TIME ZONE"),
     ],
 )
 def test_dates_beside_date_times_get_one_type_whatever_the_row_order(

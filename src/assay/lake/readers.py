@@ -335,7 +335,7 @@ _T = exp.DataType.Type
 _INTEGER = r"-?(0|[1-9][0-9]*)"  # a detected integer column's values (not 1.5, 1e3 or 007)
 _ISO_DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}"
 _CLOCK = r"[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,9})?)?"
-_OFFSET = r" ?(Z|[+-][0-9]{2}(:?[0-9]{2})?)"
+_OFFSET = r" ?(Z|[+-]([01][0-9]|2[0-3])(:?[0-5][0-9])?)"  # an offset under a day
 # The shapes of an ISO date, date-time and date-time with a UTC offset, on both engines (the
 # Spark engine's detection is assay's own). An offset needs a time: a date with a zone
 # (XML Schema's xs:date, "2024-01-01+02:00") is a day somewhere, no instant, and stays text.
