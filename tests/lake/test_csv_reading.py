@@ -402,3 +402,32 @@ def test_registering_a_csv_leaves_the_engines_optimizer_as_it_was(penguins: Path
         assert setting is not None and setting[0] == "top_n"
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize(
+    ("cells", "expected"),
+    [
+        (["3.5 ", "4.25", "5"], "DOUBLE"),  # the engine's detection: text
+        ([" 3.5", "4.25", "5"], "DOUBLE"),  # and this one: DOUBLE
+        (["3 ", "4", "", "NA"], "BIGINT"),
+        (["3 ", "4", "007"], "VARCHAR"),  # a leading zero: a code, not a number
+        (["3.5 ", "4.25", "n/a yet"], "VARCHAR"),
+    ],
+)
+def test_a_space_after_a_number_does_not_make_its_column_text(
+    tmp_path: Path, cells: list[str], expected: str
+) -> None:
+    """A tester's loads: one cell ``3.5 `` made the column text for a day, and the monitor then
+    saw a type change and never-seen values. A cell is trimmed before it is read, whichever side
+    its space is on."""
+    path = tmp_path / "spaced.csv"
+    path.write_text("id,amount\n" + "".join(f"{i},{cell}\n" for i, cell in enumerate(cells)))
+    assert _types(path)["amount"] == expected
+
+
+def test_a_space_after_a_number_beyond_the_first_rows_is_read_too(tmp_path: Path) -> None:
+    path = tmp_path / "late.csv"
+    path.write_text("id,amount\n" + "".join(f"{i},{i} \n" for i in range(25_000)) + "25000,1.5\n")
+    assert _types(path)["amount"] == "DOUBLE"
+    rules = 'Rules = [ Sum "amount" = 312487501.5, IsComplete "amount" ]'
+    assert [r.outcome for r in evaluate(rules, path).rules] == ["Passed", "Passed"]

@@ -482,7 +482,7 @@ def _register_csv_as(
     view = _typed_view(text, names, types, read, blank_text, integers)
     engine.register_query(name, view, materialize=True, unrepeated=True)
     if engine.types_from_sample:
-        dated = _date_time_texts(engine, name, names, types, read, set(declared))
+        dated = _shaped_texts(engine, name, names, types, read, set(declared))
         if dated:
             for i, kind in dated.items():
                 types[i] = exp.DataType.build(kind, dialect="duckdb")
@@ -491,7 +491,7 @@ def _register_csv_as(
     return [replace(c, source=s.source) for c, s in zip(engine.columns(name), sniffed, strict=True)]
 
 
-def _date_time_texts(
+def _shaped_texts(
     engine: Engine,
     table: str,
     names: Sequence[str],
@@ -500,10 +500,11 @@ def _date_time_texts(
     declared: set[str],
 ) -> dict[int, str]:
     """The detected text columns of ``table`` (registered, held) whose every value is an ISO
-    date or date-time, by position, with the type of their widest value (_RANKED). The engine's
-    detection types such a column by the order of its rows: TIMESTAMP when a date-time comes
-    first, text when a date does. Only columns whose first rows have that shape are ranked value
-    by value, in a second scan of the held table."""
+    date or date-time, by position, with the type of their widest value (_RANKED); and those
+    whose every value is a number, BIGINT or DOUBLE. The engine's detection types a column of
+    dates and date-times by the order of its rows (TIMESTAMP when a date-time comes first, text
+    when a date does), and a number with a space after it as text. Only columns whose first rows
+    have one of these shapes are looked at value by value, in a second scan of the held table."""
     texts = [
         i for i, (n, k) in enumerate(zip(names, types, strict=True)) if _is_text(k) and n not in declared
     ]
@@ -520,21 +521,48 @@ def _date_time_texts(
     first = exp.select(*(exp.column(names[i], quoted=True) for i in texts))
     held = engine.inspect(first.from_(exp.to_identifier(table, quoted=True)).limit(_FIRST_ROWS))
     dated = f"^ *{_DATE_TIME[1:-1]} *$"
+    number = f"^ *{_number_shape(read)[1:-1]} *$"
     blank = f"^ *{tokens_pattern(_blanks(read))} *$"
-    shaped = []
+    shaped: list[int] = []
+    numeric: list[int] = []
     for i, column in zip(texts, held.columns, strict=True):
         cells = column.cast(pa.string())
-        dates = pc.match_substring_regex(cells, dated)
-        if pc.any(dates).as_py() and pc.all(pc.or_(dates, pc.match_substring_regex(cells, blank))).as_py():
-            shaped.append(i)
-    if not shaped:
+        blanks = pc.match_substring_regex(cells, blank)
+        for pattern, found in ((dated, shaped), (number, numeric)):
+            fits = pc.match_substring_regex(cells, pattern)
+            if pc.any(fits).as_py() and pc.all(pc.or_(fits, blanks)).as_py():
+                found.append(i)
+                break
+    if not shaped and not numeric:
         return {}
+    table_ = exp.to_identifier(table, quoted=True)
     ranks = [
         exp.alias_(exp.Max(this=_rank(names[i], _value(names[i], read))), f"rank{i}", quoted=True)
         for i in shaped
     ]
-    ranked = engine.inspect(exp.select(*ranks).from_(exp.to_identifier(table, quoted=True))).to_pylist()[0]
-    return {i: _RANKED[int(ranked[f"rank{i}"])] for i in shaped if int(ranked[f"rank{i}"]) in _RANKED}
+    # A number with a space after it, "3.5 ": the engine's detection makes its column text (and
+    # " 3.5" a number); the view trims every cell, so its values are numbers when every one has
+    # a number's shape: integers (no leading zero: 007 is a code) or else decimals.
+    for i in numeric:
+        value = _value(names[i], read)
+        for name, shape in (("whole", r"^-?(0|[1-9][0-9]{0,17})$"), ("real", _number_shape(read))):
+            unlike = exp.Not(this=exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(shape)))
+            ranks.append(exp.alias_(_count(unlike), f"{name}{i}", quoted=True))
+    ranked = engine.inspect(exp.select(*ranks).from_(table_)).to_pylist()[0]
+    kinds = {i: _RANKED[int(ranked[f"rank{i}"])] for i in shaped if int(ranked[f"rank{i}"]) in _RANKED}
+    for i in numeric:
+        if not ranked[f"whole{i}"]:
+            kinds[i] = "BIGINT"
+        elif not ranked[f"real{i}"]:
+            kinds[i] = "DOUBLE"
+    return kinds
+
+
+def _number_shape(read: ReadOptions) -> str:
+    """A decimal number's text, as a detected DOUBLE column's values are written (with a comma
+    under ``--decimal-comma``): no leading zero but one before the point (``0.5``, not ``007``)."""
+    point = "," if read.decimal_comma else "[.]"
+    return f"^[+-]?(0|[1-9][0-9]*)({point}[0-9]+)?([eE][+-]?[0-9]+)?$"
 
 
 def _is_text(kind: exp.DataType) -> bool:
