@@ -3,7 +3,8 @@
 read → baseline → measure → persist → judge → route → record (DESIGN.md's flow):
 
 1. The batch is read as text and typed against the table's schema; malformed lines and cells
-   become parse errors (quarantined, raw text kept).
+   become parse errors (quarantined, raw text kept). A row with a blank key or statement date,
+   and every copy of a key sent twice for one date, is quarantined before any rule sees it.
 2. It is unioned with the contributor's last committed month before it, and ``LAG()`` gives
    each row its ``prev_`` columns (:mod:`assay.gate.baseline`).
 3. Row rules (those with a per-row form and no threshold) are judged row by row in one query;
@@ -63,6 +64,8 @@ if TYPE_CHECKING:
 ROW = batches.ROW
 PARSE_ERROR = "parse_error"
 WRONG_CONTRIBUTOR = "contributor"
+IDENTITY = "identity"  # a blank key or statement date
+DUPLICATE = "duplicate"  # a key sent more than once for one statement date
 # The tables the gate registers with its engine: the typed batch, and the baseline month as its
 # Parquet files or as rows read into Arrow.
 BATCH = "__gate_batch"
@@ -71,6 +74,7 @@ BASELINE_ROWS = "__gate_baseline"
 OLDER_ROWS = "__gate_older"
 OLDER_CANDIDATES = "__gate_older_files"
 MISSING_KEYS = "__gate_missing_keys"
+UNIDENTIFIED = "__gate_unidentified"  # the ROWs of the rows without an identity of their own
 LOOKBACK_MONTHS = 12
 LAGGED = "primary"  # the lagged batch, a view in the engine under the name DQDL rules read
 STATES = "__gate_states"  # each row's state per row rule, kept in the engine
@@ -208,8 +212,14 @@ class Gate:
                 .order_by(exp.column(ROW, quoted=True))
             )
             rows = rows.where(ours)
+        unidentified = self._unidentified(rows, schema)
+        if unidentified.num_rows:  # usually none: then the batch is judged as it is
+            positions = unidentified.column(ROW).to_pylist()
+            rows = rows.where(exp.not_(batches.in_rows(self.engine, positions, UNIDENTIFIED)))
         self.engine.register_query(BATCH, rows)
         month_rows = {r["d"]: int(r["n"]) - int(r["theirs"] or 0) for r in per_date}
+        for day in unidentified.column("d").to_pylist():
+            month_rows[day] -= 1
         month_rows = {d: n for d, n in month_rows.items() if n}
         dates = sorted(d for d in month_rows if d is not None)
         baseline_date = self._baseline_date(warehouse, exists, dates)
@@ -230,8 +240,43 @@ class Gate:
         checkpoint("after-measure")
         summary.groups = list(groups.values())
         return self._route_and_commit(
-            warehouse, exists, batch, wrong, states, row_rules, group_rules, groups, summary
+            warehouse, exists, batch, wrong, unidentified, states, row_rules, group_rules, groups, summary
         )
+
+    def _unidentified(self, rows: exp.Select, schema: pa.Schema) -> pa.Table:
+        """The rows of ``rows`` that cannot be told apart as records (ROW, key ``k``, statement
+        date ``d``, copies ``n``, ``blank_key``): a blank key or statement date, or a key sent
+        more than once for one statement date. None of them is judged, committed or anyone's
+        baseline: the table never holds two records of one key for one date, and which copy
+        is the record only the contributor can say (docs/gate.md, "Row identity")."""
+        opts = self.options
+        key = exp.column(opts.key, quoted=True)
+        order = exp.column(opts.order, quoted=True)
+        blank_key: exp.Expr = key.copy().is_(exp.null())
+        if pa.types.is_string(schema.field(opts.key).type):  # blank_is_null: false keeps "" as text
+            blank = exp.EQ(this=exp.Trim(this=key.copy()), expression=exp.Literal.string(""))
+            blank_key = exp.or_(blank_key, blank)
+        copies = exp.Window(this=exp.Count(this=exp.Star()), partition_by=[key.copy(), order.copy()])
+        counted = exp.select(
+            exp.column(ROW, quoted=True),
+            exp.alias_(key.copy(), "k", quoted=True),
+            exp.alias_(order.copy(), "d", quoted=True),
+            exp.alias_(copies, "n", quoted=True),
+            exp.alias_(blank_key, "blank_key", quoted=True),
+        ).from_(exp.alias_(exp.Subquery(this=rows.copy()), "__identity", table=True, quoted=True))
+        found = (
+            exp.select(exp.Star())
+            .from_(exp.alias_(exp.Subquery(this=counted), "__counted", table=True, quoted=True))
+            .where(
+                exp.or_(
+                    exp.column("blank_key", quoted=True),
+                    exp.column("d", quoted=True).is_(exp.null()),
+                    exp.GT(this=exp.column("n", quoted=True), expression=exp.Literal.number(1)),
+                )
+            )
+            .order_by(exp.column(ROW, quoted=True))
+        )
+        return self.engine.query(found)
 
     def _ours(self, schema: pa.Schema) -> exp.Expr:
         """The condition that a row is the gated contributor's (NULL when the column is)."""
@@ -595,6 +640,7 @@ class Gate:
         exists: bool,
         batch: batches.Batch,
         wrong: pa.Table,
+        unidentified: pa.Table,
         states: RowStates,
         row_rules: list[tuple[control.ControlRule, CompiledRule]],
         group_rules: list[control.ControlRule],
@@ -624,6 +670,24 @@ class Gate:
                 WRONG_CONTRIBUTOR,
                 f"{opts.contributor_column} is '{value}', not {self.contributor}, the contributor gated",
             )
+
+        for found_row in unidentified.to_pylist():
+            row, day = found_row[ROW], found_row["d"]
+            blanks = [
+                name
+                for name, blank in ((opts.key, found_row["blank_key"]), (opts.order, day is None))
+                if blank
+            ]
+            if blanks:
+                verb = "is" if len(blanks) == 1 else "are"
+                fail(
+                    row,
+                    IDENTITY,
+                    f"{' and '.join(blanks)} {verb} blank: a record needs its key and its {opts.order}",
+                )
+            else:
+                copies = f"{opts.key} {found_row['k']} appears {found_row['n']} times"
+                fail(row, DUPLICATE, f"{copies} for {opts.order} {day} in this load")
 
         warned = set()
         for rule, _ in row_rules:
