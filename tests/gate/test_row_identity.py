@@ -10,7 +10,10 @@ import csv
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
 from assay.lake.iceberg import Warehouse
+from assay.store import MetricStore
 from gate.conftest import Bench
 
 # No rule checks the key or the date: the gate itself must refuse a row without them.
@@ -109,6 +112,87 @@ def test_no_copy_of_a_duplicated_key_is_a_baseline_in_a_backfill(bench: Bench) -
         ("A1", "2025-04-30", "duplicate"),
     ]
     assert ("2025-05-31", "A1", 1000) in table(bench)
+
+
+# --- a row's baseline is its key's latest committed record ------------------------------------
+
+
+def _gate_all(
+    root: Path, engine: Any, files: list[list[str]], domain: str | None = None
+) -> tuple[dict[tuple[str, str], str], list[Any]]:
+    """Gate ``files`` in turn in a workspace of its own: each row's route (``committed`` or the
+    quarantine's rule ids) by (account, statement date), and the table's rows at the end."""
+    root.mkdir()
+    with MetricStore.open(workspace=root / "ws") as store:
+        bench = Bench(root, store, engine)
+        if domain is not None:
+            (bench.workspace / "checks").mkdir(parents=True)
+            (bench.workspace / "checks" / "silver.accounts.yaml").write_text(f"domain_columns: [{domain}]\n")
+        routes: dict[tuple[str, str], str] = {}
+        for lines in files:
+            result = bench.gate(bench.csv(*lines), rules=rules(bench))
+            adds_up(result)
+            for row in quarantine_rows(result):
+                routes[(row["account_id"], row["statement_date"])] = row["dq_failed_rules"]
+            if result.summary.held_file:
+                for row in pq.read_table(result.summary.held_file).to_pylist():
+                    routes[(row["account_id"], str(row["statement_date"]))] = "held"
+        committed = table(bench)
+        for day, account, _ in committed:
+            routes.setdefault((account, day), "committed")
+        return routes, committed
+
+
+def _same_as_monthly_files(
+    tmp_path: Path, engine: Any, first: list[str], months: list[list[str]], domain: str | None = None
+) -> dict[Any, str]:
+    monthly = _gate_all(tmp_path / "monthly", engine, [first, *months], domain)
+    backfill = _gate_all(tmp_path / "backfill", engine, [first, [r for rows in months for r in rows]], domain)
+    assert backfill == monthly
+    return backfill[0]
+
+
+def test_a_row_quarantined_earlier_in_a_backfill_is_no_baseline(bench: Bench, tmp_path: Path) -> None:
+    march = month("2025-03-31", LIMITS)
+    april = month("2025-04-30", {**LIMITS, "A1": 9999})
+    may = month("2025-05-31", {**LIMITS, "A1": 9999})
+    routes = _same_as_monthly_files(tmp_path, bench.engine, march, [april, may])
+    assert routes[("A1", "2025-04-30")] == "T01" and routes[("A1", "2025-05-31")] == "T01"
+    assert routes[("A2", "2025-05-31")] == "committed"
+
+
+def test_a_row_that_passes_against_the_committed_record_is_committed_after_a_quarantined_one(
+    bench: Bench, tmp_path: Path
+) -> None:
+    march = month("2025-03-31", LIMITS)
+    april = month("2025-04-30", {**LIMITS, "A1": 9999})  # a wrong limit, quarantined
+    may = month("2025-05-31", LIMITS)  # back to March's limit: stable against what is committed
+    june = month("2025-06-30", LIMITS)
+    routes = _same_as_monthly_files(tmp_path, bench.engine, march, [april, may, june])
+    assert routes[("A1", "2025-04-30")] == "T01"
+    assert routes[("A1", "2025-05-31")] == "committed" and routes[("A1", "2025-06-30")] == "committed"
+
+
+def test_a_month_refused_whole_in_a_backfill_is_no_baseline(bench: Bench, tmp_path: Path) -> None:
+    march = month("2025-03-31", LIMITS)
+    # April is truncated (refused by A02), its A1 a legitimate change that never reached the table
+    april = [line("A1", "2025-04-30", 1500, "ADMIN_CHANGE"), line("A2", "2025-04-30", 2000)]
+    may = month("2025-05-31", LIMITS)  # May's A1 keeps March's limit: stable
+    routes = _same_as_monthly_files(tmp_path, bench.engine, march, [april, may])
+    assert routes[("A1", "2025-04-30")] == "A02" and routes[("A2", "2025-04-30")] == "A02"
+    assert all(routes[(a, "2025-05-31")] == "committed" for a in LIMITS)
+
+
+def test_a_row_held_earlier_in_a_backfill_is_no_baseline(bench: Bench, tmp_path: Path) -> None:
+    march = month("2025-03-31", LIMITS)
+    # April's A1 changes its limit legitimately, but with a never-seen temporary limit: held
+    april = [
+        *month("2025-04-30", {a: n for a, n in LIMITS.items() if a != "A1"}),
+        "B1,A1,2025-04-30,ADMIN_CHANGE,1500,1500,7",
+    ]
+    may = month("2025-05-31", LIMITS)  # May's A1 keeps March's limit, the one committed
+    routes = _same_as_monthly_files(tmp_path, bench.engine, march, [april, may], domain="temporary_limit")
+    assert routes[("A1", "2025-04-30")] == "held" and routes[("A1", "2025-05-31")] == "committed"
 
 
 # --- a row without a key or a statement date -----------------------------------------------
