@@ -78,14 +78,14 @@ OLDER_ROWS = "__gate_older"
 OLDER_CANDIDATES = "__gate_older_files"
 MISSING_KEYS = "__gate_missing_keys"
 UNIDENTIFIED = "__gate_unidentified"  # the ROWs of the rows without an identity of their own
+NOT_BASE = "__gate_not_base"  # the ROWs of a backfill's rows that are nobody's baseline
+DAY = "__day"  # a row state's statement date
 LOOKBACK_MONTHS = 12
 LAGGED = "primary"  # the lagged batch, a view in the engine under the name DQDL rules read
 STATES = "__gate_states"  # each row's state per row rule, kept in the engine
 LAGGED_ROWS = "__gate_lagged"  # the lagged batch kept as a table, for month rules reading prev_
 COMMITTED = "__gate_committed"  # the rows to commit: the batch less its quarantined and held rows
 EXCLUDED = "__gate_excluded"  # the ROWs of those
-NOT_BASE = "__gate_not_base"  # the ROWs of a backfill's rows that are nobody's baseline
-DAY = "__day"  # a row state's statement date
 """How far back an account missing from the last committed month finds its own latest record:
 a record older than a year is no baseline for a trend rule (docs/gate.md)."""
 
@@ -545,7 +545,7 @@ class Gate:
                 )
             columns.append(exp.alias_(state, rule.rule_id, quoted=True))
         out = RowStates()
-        if len(columns) == 2:
+        if not row_rules:
             return out
         states = exp.select(*columns).from_(
             exp.alias_(exp.Subquery(this=layout.select(exp.to_table(enriched.name))), "__states", table=True)
