@@ -360,3 +360,27 @@ def test_a_month_rule_can_read_prev_columns(bench: Bench, tmp_path: Path) -> Non
     [group] = refused.groups
     assert [(r.rule_id, r.outcome) for r in group.dataset_rules] == [("M01", "failed")]
     assert refused.passed == 0 and refused.quarantined == 4
+
+
+def test_a_month_rule_reads_prev_columns_when_the_store_lacks_the_baseline_month(
+    bench: Bench, tmp_path: Path
+) -> None:
+    """The baseline month is measured for ``last()`` (here: January, gated without any month
+    rule) before the lagged rows are kept for the month rules: they are still the lagged batch."""
+    rules = tmp_path / "month_rules.csv"
+    rules.write_text(
+        "rule_id,contributor_type,category,severity,rule,description\n"
+        'M01,all,trend,critical,"ColumnValues ""prev_credit_limit"" > 0 with threshold >= 0.5",'
+        "Most accounts had a limit last month\n"
+        'A02,bank,aggregate,critical,"RowCount >= 0.8 * last()",The extract is not truncated\n'
+    )
+    row_rules_only = tmp_path / "row_rules.csv"
+    row_rules_only.write_text(
+        "rule_id,contributor_type,category,severity,rule,description\n"
+        'C01,bank,completeness,critical,"IsComplete ""account_id""",Every record names its account\n'
+    )
+    assert bench.gate(bench.month("B1", "2025-01-31", LIMITS), rules=row_rules_only).summary.passed == 5
+    february = bench.gate(bench.month("B1", "2025-02-28", LIMITS), rules=rules).summary
+    [group] = february.groups
+    assert [(r.rule_id, r.outcome) for r in group.dataset_rules] == [("M01", "passed"), ("A02", "passed")]
+    assert february.passed == 5

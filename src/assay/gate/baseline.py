@@ -4,9 +4,11 @@ The batch is unioned with the latest month already committed for the contributor
 batch's first statement date, and ``LAG()`` over the statement date, partitioned by the key,
 adds ``prev_<column>``. An account missing from that month (quarantined or held last month, or
 silent for a month) is baselined on its own latest committed record within the lookback, passed
-as a second relation (``older``). A backfill of several months baselines each month on the one before it
-in the same pass. ``__has_prev`` tells a row with a previous record from one without (a new
-account, a new contributor): rules that read ``prev_`` columns skip the latter.
+as a second relation (``older``). A backfill of several months baselines each month on the one
+before it; rows of an earlier month that the run will not commit are marked ``no_base`` and are
+nobody's baseline (the gate judges such a backfill month by month, :mod:`assay.gate.gate`).
+``__has_prev`` tells a row with a previous record from one without (a new account, a new
+contributor): rules that read ``prev_`` columns skip the latter.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from assay.gate.batch import ROW
 BASE = "__base"
 HAS_PREV = "__has_prev"
 LAGGED = "__lagged"
+NO_BASE = "__no_base"  # a batch row that is nobody's baseline (it will not be committed)
 
 
 def missing(batch: str, baseline: str, key: str) -> exp.Select:
@@ -94,8 +97,15 @@ def lagged(
     order: str,
     prev: Sequence[str],
     older: str | None = None,
+    no_base: exp.Expr | None = None,
 ) -> exp.Select:
     """The batch rows with ``prev_<c>`` for each column ``c`` in ``prev`` and ``__has_prev``.
+
+    ``no_base`` (a condition on a batch row) marks the rows that are nobody's baseline: rows of
+    a backfill's earlier months that this run will not commit. They stay in the result (a
+    window rule such as IsUnique still sees the whole batch), but ``LAG()`` runs in a partition
+    of their own, so every other row's previous record is its key's latest record that is
+    committed, in the table or by this run.
 
     >>> q = lagged("b", "base", pa.schema([("id", pa.string()), ("d", pa.date32()), ("x", pa.int64())]),
     ...            key="id", order="d", prev=["x"])
@@ -103,24 +113,29 @@ def lagged(
     True
     """
     columns = [_q(f.name) for f in schema]
-    rows = exp.select(*columns, _q(ROW), exp.alias_(exp.Literal.number(0), BASE, quoted=True)).from_(
-        exp.to_identifier(batch, quoted=True)
-    )
+    flags = [exp.alias_(exp.Literal.number(0), BASE, quoted=True)]
+    if no_base is not None:
+        flags.append(exp.alias_(no_base, NO_BASE, quoted=True))
+    rows = exp.select(*columns, _q(ROW), *flags).from_(exp.to_identifier(batch, quoted=True))
     union: exp.Query = rows
     for relation in (baseline, older):
         if relation is None:
             continue
+        committed_flags = [exp.alias_(exp.Literal.number(1), BASE, quoted=True)]
+        if no_base is not None:
+            committed_flags.append(exp.alias_(exp.false(), NO_BASE, quoted=True))
         committed = exp.select(
             *(c.copy() for c in columns),
             exp.alias_(exp.cast(exp.Null(), exp.DataType.build("BIGINT")), ROW, quoted=True),
-            exp.alias_(exp.Literal.number(1), BASE, quoted=True),
+            *committed_flags,
         ).from_(exp.to_identifier(relation, quoted=True))
         union = exp.union(union, committed, distinct=False)
+    partition = [_q(key)] if no_base is None else [_q(key), _q(NO_BASE)]
 
     def window(expression: exp.Expr) -> exp.Window:
         return exp.Window(
             this=expression,
-            partition_by=[_q(key)],
+            partition_by=[p.copy() for p in partition],
             order=exp.Order(expressions=[exp.Ordered(this=_q(order)), exp.Ordered(this=_q(ROW))]),
         )
 

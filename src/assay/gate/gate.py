@@ -3,9 +3,12 @@
 read → baseline → measure → persist → judge → route → record (DESIGN.md's flow):
 
 1. The batch is read as text and typed against the table's schema; malformed lines and cells
-   become parse errors (quarantined, raw text kept).
+   become parse errors (quarantined, raw text kept). A row with a blank key or statement date,
+   and every copy of a key sent twice for one date, is quarantined before any rule sees it.
 2. It is unioned with the contributor's last committed month before it, and ``LAG()`` gives
-   each row its ``prev_`` columns (:mod:`assay.gate.baseline`).
+   each row its ``prev_`` columns (:mod:`assay.gate.baseline`): its key's latest committed
+   record. A backfill's rows that the run will not commit are nobody's baseline, so the batch
+   is lagged again after a month that leaves such rows (:meth:`Gate._judge`).
 3. Row rules (those with a per-row form and no threshold) are judged row by row in one query;
    a rule reading ``prev_`` columns skips rows without a previous record.
 4. Dataset-level rules (RowCount, Sum, Completeness, thresholds...) are judged per statement
@@ -24,6 +27,7 @@ read → baseline → measure → persist → judge → route → record (DESIGN
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -63,6 +67,8 @@ if TYPE_CHECKING:
 ROW = batches.ROW
 PARSE_ERROR = "parse_error"
 WRONG_CONTRIBUTOR = "contributor"
+IDENTITY = "identity"  # a blank key or statement date
+DUPLICATE = "duplicate"  # a key sent more than once for one statement date
 # The tables the gate registers with its engine: the typed batch, and the baseline month as its
 # Parquet files or as rows read into Arrow.
 BATCH = "__gate_batch"
@@ -71,6 +77,9 @@ BASELINE_ROWS = "__gate_baseline"
 OLDER_ROWS = "__gate_older"
 OLDER_CANDIDATES = "__gate_older_files"
 MISSING_KEYS = "__gate_missing_keys"
+UNIDENTIFIED = "__gate_unidentified"  # the ROWs of the rows without an identity of their own
+NOT_BASE = "__gate_not_base"  # the ROWs of a backfill's rows that are nobody's baseline
+DAY = "__day"  # a row state's statement date
 LOOKBACK_MONTHS = 12
 LAGGED = "primary"  # the lagged batch, a view in the engine under the name DQDL rules read
 STATES = "__gate_states"  # each row's state per row rule, kept in the engine
@@ -208,8 +217,14 @@ class Gate:
                 .order_by(exp.column(ROW, quoted=True))
             )
             rows = rows.where(ours)
+        unidentified = self._unidentified(rows, schema)
+        if unidentified.num_rows:  # usually none: then the batch is judged as it is
+            positions = unidentified.column(ROW).to_pylist()
+            rows = rows.where(exp.not_(batches.in_rows(self.engine, positions, UNIDENTIFIED)))
         self.engine.register_query(BATCH, rows)
         month_rows = {r["d"]: int(r["n"]) - int(r["theirs"] or 0) for r in per_date}
+        for day in unidentified.column("d").to_pylist():
+            month_rows[day] -= 1
         month_rows = {d: n for d, n in month_rows.items() if n}
         dates = sorted(d for d in month_rows if d is not None)
         baseline_date = self._baseline_date(warehouse, exists, dates)
@@ -221,17 +236,81 @@ class Gate:
             baseline = self._register_baseline(warehouse, baseline_date, schema)
             if prev:
                 older = self._register_older(warehouse, baseline, baseline_date, schema)
-        enriched = self._lagged(baseline, schema, prev, older)
-        self.execution.phase = "judging the rows"
+        # A held row, or one carrying a rejected value, is not committed whatever the rules say:
+        # nobody's baseline. Only a backfill's later months can have such a row before them.
+        found = self._holds(batch.schema)
+        never = sorted(set(found.waits) | set(found.rejected))
+        relag = None
+        if prev and len(dates) > 1:
+
+            def relag(rows: list[int]) -> Registered:
+                return self._lagged(baseline, schema, prev, older, rows)
+
+        enriched = relag(never) if relag is not None else self._lagged(baseline, schema, prev, older)
         row_rules, group_rules = self._classify(chosen, enriched)
-        states = self._row_states(row_rules, enriched)
-        self.execution.phase = "judging the months"
-        groups = self._judge_groups(group_rules, enriched, month_rows, baseline, baseline_date, dates)
+        states, groups = self._judge(
+            row_rules, group_rules, enriched, relag, never, month_rows, baseline, baseline_date, dates
+        )
         checkpoint("after-measure")
         summary.groups = list(groups.values())
         return self._route_and_commit(
-            warehouse, exists, batch, wrong, states, row_rules, group_rules, groups, summary
+            warehouse,
+            exists,
+            batch,
+            wrong,
+            unidentified,
+            found,
+            states,
+            row_rules,
+            group_rules,
+            groups,
+            summary,
         )
+
+    def _holds(self, schema: pa.Schema) -> holds.Holds:
+        """The batch's rows carrying a never-seen value of a domain column (held for a decision)
+        or a value rejected before (quarantined): a row's value says so, not its baseline."""
+        if not self.domain:
+            return holds.Holds()
+        query = exp.select(exp.Star()).from_(exp.to_identifier(BATCH, quoted=True))
+        return holds.find(
+            self.engine, self.store, self.options.table, self.domain, query, [ROW, *schema.names]
+        )
+
+    def _unidentified(self, rows: exp.Select, schema: pa.Schema) -> pa.Table:
+        """The rows of ``rows`` that cannot be told apart as records (ROW, key ``k``, statement
+        date ``d``, copies ``n``, ``blank_key``): a blank key or statement date, or a key sent
+        more than once for one statement date. None of them is judged, committed or anyone's
+        baseline: the table never holds two records of one key for one date, and which copy
+        is the record only the contributor can say (docs/gate.md, "Row identity")."""
+        opts = self.options
+        key = exp.column(opts.key, quoted=True)
+        order = exp.column(opts.order, quoted=True)
+        blank_key: exp.Expr = key.copy().is_(exp.null())
+        if pa.types.is_string(schema.field(opts.key).type):  # blank_is_null: false keeps "" as text
+            blank = exp.EQ(this=exp.Trim(this=key.copy()), expression=exp.Literal.string(""))
+            blank_key = exp.or_(blank_key, blank)
+        copies = exp.Window(this=exp.Count(this=exp.Star()), partition_by=[key.copy(), order.copy()])
+        counted = exp.select(
+            exp.column(ROW, quoted=True),
+            exp.alias_(key.copy(), "k", quoted=True),
+            exp.alias_(order.copy(), "d", quoted=True),
+            exp.alias_(copies, "n", quoted=True),
+            exp.alias_(blank_key, "blank_key", quoted=True),
+        ).from_(exp.alias_(exp.Subquery(this=rows.copy()), "__identity", table=True, quoted=True))
+        found = (
+            exp.select(exp.Star())
+            .from_(exp.alias_(exp.Subquery(this=counted), "__counted", table=True, quoted=True))
+            .where(
+                exp.or_(
+                    exp.column("blank_key", quoted=True),
+                    exp.column("d", quoted=True).is_(exp.null()),
+                    exp.GT(this=exp.column("n", quoted=True), expression=exp.Literal.number(1)),
+                )
+            )
+            .order_by(exp.column(ROW, quoted=True))
+        )
+        return self.engine.query(found)
 
     def _ours(self, schema: pa.Schema) -> exp.Expr:
         """The condition that a row is the gated contributor's (NULL when the column is)."""
@@ -386,15 +465,31 @@ class Gate:
         return [found.get(name) for name in schema.names]
 
     def _lagged(
-        self, baseline: str | None, schema: pa.Schema, prev: list[str], older: str | None
+        self,
+        baseline: str | None,
+        schema: pa.Schema,
+        prev: list[str],
+        older: str | None,
+        no_base: list[int] | None = None,
     ) -> Registered:
         """The batch with its ``prev_`` columns, kept inside the engine as the view ``primary``
         (the name DQDL rules read): the row states are computed from it in the engine, and it
         never crosses into Python as a million-row Arrow table (materialising it there cost as
         much as the Arrow round trip it replaces; as a view, the window runs inside the states'
-        one query)."""
+        one query). The batch rows ``no_base`` (a backfill's rows that will not be committed)
+        are nobody's baseline."""
+        condition = None
+        if no_base is not None:
+            condition = batches.in_rows(self.engine, no_base, NOT_BASE) if no_base else exp.false()
         query = lagged(
-            BATCH, baseline, schema, key=self.options.key, order=self.options.order, prev=prev, older=older
+            BATCH,
+            baseline,
+            schema,
+            key=self.options.key,
+            order=self.options.order,
+            prev=prev,
+            older=older,
+            no_base=condition,
         )
         self.engine.register_query(LAGGED, query)
         return Registered(LAGGED, tuple(self.engine.columns(LAGGED)))
@@ -434,7 +529,10 @@ class Gate:
         engine; what comes back is each rule's counts and the rows that failed it (one query
         each, over the kept states), not a million-row table of states."""
         layout = RowLayout(PASS)
-        columns: list[exp.Expr] = [exp.column(ROW, quoted=True)]
+        columns: list[exp.Expr] = [
+            exp.column(ROW, quoted=True),
+            exp.alias_(exp.column(self.options.order, quoted=True), DAY, quoted=True),
+        ]
         for rule, compiled in row_rules:
             tree = layout.add(compiled.node, compiled.leaves, row_mode=True)
             assert tree is not None
@@ -447,7 +545,7 @@ class Gate:
                 )
             columns.append(exp.alias_(state, rule.rule_id, quoted=True))
         out = RowStates()
-        if len(columns) == 1:
+        if not row_rules:
             return out
         states = exp.select(*columns).from_(
             exp.alias_(exp.Subquery(this=layout.select(exp.to_table(enriched.name))), "__states", table=True)
@@ -455,7 +553,9 @@ class Gate:
         self.engine.register_query(STATES, states, materialize=True)
         ids = [rule.rule_id for rule, _ in row_rules]
         slots = [(rid, letter) for rid in ids for letter in (PASS, FAIL, SKIP)]
+        day = exp.column(DAY, quoted=True)
         counts = exp.select(
+            day.copy(),
             *(
                 exp.alias_(
                     exp.Sum(
@@ -470,12 +570,14 @@ class Gate:
                     quoted=True,
                 )
                 for i, (rid, letter) in enumerate(slots)
-            )
+            ),
         ).from_(exp.to_table(STATES))
-        row = self.engine.query(counts).to_pylist()[0]
-        for i, (rid, letter) in enumerate(slots):
-            out.counts.setdefault(rid, {})[letter] = int(row[f"n{i}"] or 0)
-        failed = [rid for rid in ids if out.counts[rid][FAIL]]
+        for row in self.engine.query(counts.group_by(day.copy())).to_pylist():
+            month = out.by_day.setdefault(row[DAY], RowStates())
+            for i, (rid, letter) in enumerate(slots):
+                month.counts.setdefault(rid, {})[letter] = int(row[f"n{i}"] or 0)
+            out.merge(month)
+        failed = [rid for rid in ids if out.counts.get(rid, {}).get(FAIL)]
         if failed:
             any_failed = exp.or_(
                 *(
@@ -484,77 +586,130 @@ class Gate:
                 )
             )
             picked = exp.select(
-                exp.column(ROW, quoted=True), *(exp.column(rid, quoted=True) for rid in failed)
+                exp.column(ROW, quoted=True), day.copy(), *(exp.column(rid, quoted=True) for rid in failed)
             )
             rows = self.engine.query(picked.from_(exp.to_table(STATES)).where(any_failed))
-            positions = rows.column(ROW)
             for rid in failed:
-                out.failing[rid] = positions.filter(pc.equal(rows.column(rid), FAIL)).to_pylist()
+                mine = rows.filter(pc.equal(rows.column(rid), FAIL))
+                for position, when in zip(
+                    mine.column(ROW).to_pylist(), mine.column(DAY).to_pylist(), strict=True
+                ):
+                    out.by_day[when].failing.setdefault(rid, []).append(position)
+                out.failing[rid] = mine.column(ROW).to_pylist()
         return out
 
     def _dataset_ruleset(self, rules: list[control.ControlRule]) -> ast.Ruleset:
         return ast.Ruleset(rules=tuple(rule.node for rule in rules))
 
-    def _judge_groups(
+    def _judge(
         self,
-        rules: list[control.ControlRule],
+        row_rules: list[tuple[control.ControlRule, CompiledRule]],
+        group_rules: list[control.ControlRule],
         enriched: Registered,
+        relag: Callable[[list[int]], Registered] | None,
+        never: list[int],
         month_rows: dict[Any, int],
         baseline: str | None,
         baseline_date: date | None,
         dates: list[date],
-    ) -> dict[date, Group]:
-        """Dataset-level rules per statement date, oldest first, each month's metrics persisted
-        before it is judged so that the next month's ``last()`` reads it. The baseline month
-        (registered as table ``baseline``) is measured only when the store lacks it."""
-        order = self.options.order
-        groups: dict[date, Group] = {}
-        if not dates:
-            return groups
-        ruleset = self._dataset_ruleset(rules)
-        if rules and baseline is not None and baseline_date is not None and not self._stored(baseline_date):
+    ) -> tuple[RowStates, dict[date, Group]]:
+        """The row states and the month rules' outcomes, month by month, oldest first.
+
+        A row's baseline is its key's latest committed record: in the table, or earlier in the
+        batch and committed by this run. In a backfill whose rules read ``prev_`` columns
+        (``relag`` given), a month's rows that will not be committed (failing a critical rule,
+        in a refused month, held: ``never``) are nobody's baseline, so when a month leaves such
+        rows, the batch is lagged and its row states computed again before the next month is
+        judged. A month's states are final once the months before it are judged, so the batch
+        is judged at most once per month, and once when every row of its earlier months is
+        committed (the usual backfill, and every one-month batch)."""
+        self.execution.phase = "judging the rows"
+        states = self._row_states(row_rules, enriched)
+        source = self._month_source(group_rules, enriched)
+        ruleset = self._dataset_ruleset(group_rules)
+        if (
+            group_rules
+            and baseline is not None
+            and baseline_date is not None
+            and not self._stored(baseline_date)
+        ):
             whole_baseline = exp.select(exp.Star()).from_(exp.to_identifier(baseline, quoted=True))
             measured = self._evaluate(ruleset, whole_baseline, baseline_date)
             if measured.load_id is not None:
                 self.baseline_loads.add(measured.load_id)
-        # Each month's rules read a view of the batch inside the engine: the typed batch, or the
-        # lagged one when a rule reads a prev_ column. The lagged batch is the view "primary",
-        # the name each month's view takes too, so it is kept as a table of its own first. A
-        # batch of one month (the usual case) is that month whole: no filter.
-        source = BATCH
-        if rules and any(rule.prev_columns for rule in rules):
-            source = LAGGED_ROWS
-            self.engine.register_query(
-                source, exp.select(exp.Star()).from_(exp.to_table(enriched.name)), materialize=True
-            )
-        whole = len(dates) == 1 and None not in month_rows
+        judged = RowStates()
+        groups: dict[date, Group] = {}
+        not_base, lagged_with = set(never), len(never)
         for day in dates:
-            group = Group(day.isoformat(), month_rows.get(day, 0))
-            groups[day] = group
-            if not rules:
-                continue
-            rows = exp.select(exp.Star()).from_(exp.to_table(source))
-            if not whole:
-                rows = rows.where(exp.column(order, quoted=True).eq(_day(day)))
-            result = self._evaluate(ruleset, rows, day)
-            for rule, outcome in zip(rules, result.rules, strict=True):
-                if outcome.outcome == "Error":
-                    raise ConfigError(
-                        f"{self.options.rules}:{rule.line}: rule {rule.rule_id} cannot run: {outcome.message}"
-                    )
-                observed = next(iter(outcome.metrics.values()), None)
-                group.dataset_rules.append(
-                    GroupRule(
-                        rule.rule_id,
-                        rule.severity,
-                        Outcome.from_glue(outcome.outcome).value,
-                        observed,
-                        outcome.message,
-                    )
+            if relag is not None and len(not_base) != lagged_with:
+                self.execution.phase = f"judging the rows again from {day}"
+                lagged_with = len(not_base)
+                enriched = relag(sorted(not_base))
+                states = self._row_states(row_rules, enriched)
+                source = self._month_source(group_rules, enriched)
+            month = states.by_day.get(day, RowStates())
+            judged.merge(month)
+            self.execution.phase = f"judging the month {day}"
+            groups[day] = self._judge_month(
+                group_rules, ruleset, source, day, month_rows, whole=len(dates) == 1
+            )
+            if relag is not None:
+                for rule, _ in row_rules:
+                    if rule.severity == "critical":
+                        not_base.update(month.failing.get(rule.rule_id, []))
+                if groups[day].rejected:
+                    not_base.update(self._rows_of_month(day))
+        return judged, groups
+
+    def _month_source(self, rules: list[control.ControlRule], enriched: Registered) -> str:
+        """What the month rules read: the typed batch, or the lagged one when a rule reads a
+        ``prev_`` column. The lagged batch is the view "primary", the name each month's view
+        takes too, so it is kept as a table of its own first."""
+        if rules and any(rule.prev_columns for rule in rules):
+            self.engine.register_query(
+                LAGGED_ROWS, exp.select(exp.Star()).from_(exp.to_table(enriched.name)), materialize=True
+            )
+            return LAGGED_ROWS
+        return BATCH
+
+    def _judge_month(
+        self,
+        rules: list[control.ControlRule],
+        ruleset: ast.Ruleset,
+        source: str,
+        day: date,
+        month_rows: dict[Any, int],
+        *,
+        whole: bool,
+    ) -> Group:
+        """The dataset-level rules of the month ``day``, its metrics persisted before it is
+        judged so that the next month's ``last()`` reads it. A batch of one month (the usual
+        case) is that month whole (``whole``): no filter."""
+        group = Group(day.isoformat(), month_rows.get(day, 0))
+        if not rules:
+            return group
+        rows = exp.select(exp.Star()).from_(exp.to_table(source))
+        if not whole:
+            rows = rows.where(exp.column(self.options.order, quoted=True).eq(_day(day)))
+        result = self._evaluate(ruleset, rows, day)
+        for rule, outcome in zip(rules, result.rules, strict=True):
+            if outcome.outcome == "Error":
+                raise ConfigError(
+                    f"{self.options.rules}:{rule.line}: rule {rule.rule_id} cannot run: {outcome.message}"
                 )
-                if outcome.outcome == "Failed" and rule.severity == "critical":
-                    group.rejected = True
-        return groups
+            observed = next(iter(outcome.metrics.values()), None)
+            group.dataset_rules.append(
+                GroupRule(
+                    rule.rule_id,
+                    rule.severity,
+                    Outcome.from_glue(outcome.outcome).value,
+                    observed,
+                    outcome.message,
+                )
+            )
+            if outcome.outcome == "Failed" and rule.severity == "critical":
+                group.rejected = True
+        return group
 
     def _stored(self, day: date) -> bool:
         """Whether the store already holds this contributor's metrics for ``day``."""
@@ -595,6 +750,8 @@ class Gate:
         exists: bool,
         batch: batches.Batch,
         wrong: pa.Table,
+        unidentified: pa.Table,
+        found: holds.Holds,
         states: RowStates,
         row_rules: list[tuple[control.ControlRule, CompiledRule]],
         group_rules: list[control.ControlRule],
@@ -625,10 +782,28 @@ class Gate:
                 f"{opts.contributor_column} is '{value}', not {self.contributor}, the contributor gated",
             )
 
+        for found_row in unidentified.to_pylist():
+            row, day = found_row[ROW], found_row["d"]
+            blanks = [
+                name
+                for name, blank in ((opts.key, found_row["blank_key"]), (opts.order, day is None))
+                if blank
+            ]
+            if blanks:
+                verb = "is" if len(blanks) == 1 else "are"
+                fail(
+                    row,
+                    IDENTITY,
+                    f"{' and '.join(blanks)} {verb} blank: a record needs its key and its {opts.order}",
+                )
+            else:
+                copies = f"{opts.key} {found_row['k']} appears {found_row['n']} times"
+                fail(row, DUPLICATE, f"{copies} for {opts.order} {day} in this load")
+
         warned = set()
         for rule, _ in row_rules:
             stats = summary.rules.setdefault(rule.rule_id, RuleStats(rule.severity, rule.category))
-            counts = states.counts[rule.rule_id]
+            counts = states.counts.get(rule.rule_id, {PASS: 0, FAIL: 0, SKIP: 0})
             stats.passed, stats.failed, stats.skipped = counts[PASS], counts[FAIL], counts[SKIP]
             if not stats.failed:
                 continue
@@ -655,18 +830,9 @@ class Gate:
                         for row in self._rows_of_month(day):
                             fail(row, rule.rule_id, reason)
 
-        found = holds.Holds()
-        if self.domain:  # the rows not quarantined yet, looked at inside the engine
-            names = [ROW, *batch.schema.names]
-            found = holds.find(
-                self.engine,
-                self.store,
-                opts.table,
-                self.domain,
-                self._without(batch.typed, sorted(reasons)),
-                names,
-            )
         for row, why in found.rejected.items():
+            if row in reasons:  # a rule's failure is the row's reason enough
+                continue
             for message in why:
                 fail(row, "domain", message)
 
@@ -923,10 +1089,20 @@ class Gate:
 @dataclass
 class RowStates:
     """What the routing needs of the row states: per row rule, its P/F/S counts and the batch
-    positions of the rows that failed it."""
+    positions of the rows that failed it; and the same per statement date (``by_day``)."""
 
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
     failing: dict[str, list[int]] = field(default_factory=dict)
+    by_day: dict[Any, RowStates] = field(default_factory=dict)
+
+    def merge(self, other: RowStates) -> None:
+        """Add ``other``'s counts and failing rows (another month's) to these."""
+        for rid, letters in other.counts.items():
+            mine = self.counts.setdefault(rid, {PASS: 0, FAIL: 0, SKIP: 0})
+            for letter, n in letters.items():
+                mine[letter] = mine.get(letter, 0) + n
+        for rid, rows in other.failing.items():
+            self.failing.setdefault(rid, []).extend(rows)
 
 
 def _discard(files: list[Path]) -> None:
