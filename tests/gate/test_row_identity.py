@@ -216,3 +216,14 @@ def test_a_row_without_a_key_or_a_date_is_quarantined_naming_the_column(bench: B
     assert reasons["6000"][0] == "identity" and "statement_date is blank" in reasons["6000"][1]
     assert [(g.statement_date, g.rows) for g in s.groups] == [("2025-01-31", 2)]
     assert table(bench) == [("2025-01-31", "A1", 1000), ("2025-01-31", "A7", 7000)]
+
+
+def test_a_row_without_a_contributor_says_it_is_blank(bench: Bench) -> None:
+    """Not "contributor_id is 'None'": the file had nothing there."""
+    result = bench.gate(
+        bench.csv(line("A1", "2025-01-31", 1000), ",A2,2025-01-31,ACTIVE,2000,2000,0"), rules=rules(bench)
+    )
+    adds_up(result)
+    [row] = quarantine_rows(result)
+    assert row["dq_failed_rules"] == "contributor"
+    assert row["dq_reasons"] == "contributor_id is blank, not B1, the contributor gated"

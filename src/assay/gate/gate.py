@@ -145,6 +145,8 @@ class Gate:
         self.loads: dict[int, date] = {}  # loads this run measured, and their statement dates
         self.baseline_loads: set[int] = set()  # of those, the committed month before the batch
         self.domain: list[str] = []
+        self.texts: dict[str, str] = {}  # each chosen rule's DQDL text, by rule id
+        self.row_outcomes: list[OutcomeRecord] = []  # each row rule's outcome over the batch
 
     # --- the run ---------------------------------------------------------------------------
 
@@ -153,6 +155,7 @@ class Gate:
         self.execution.phase = "reading the rules"
         control_file = control.load(opts.rules)
         chosen = control_file.select(opts.contributor_type)
+        self.texts = {rule.rule_id: rule.text for rule in chosen}
         self.workspace.ensure()
         self.domain = holds.domain_columns(self.workspace, opts.table)
         warehouse = Warehouse.open(self.workspace.root)
@@ -776,10 +779,11 @@ class Gate:
         for row, value in zip(
             wrong.column(ROW).to_pylist(), wrong.column(opts.contributor_column).to_pylist(), strict=True
         ):
+            sent = "blank" if value is None else f"'{value}'"
             fail(
                 row,
                 WRONG_CONTRIBUTOR,
-                f"{opts.contributor_column} is '{value}', not {self.contributor}, the contributor gated",
+                f"{opts.contributor_column} is {sent}, not {self.contributor}, the contributor gated",
             )
 
         for found_row in unidentified.to_pylist():
@@ -801,10 +805,12 @@ class Gate:
                 fail(row, DUPLICATE, f"{copies} for {opts.order} {day} in this load")
 
         warned = set()
+        self.row_outcomes = []
         for rule, _ in row_rules:
             stats = summary.rules.setdefault(rule.rule_id, RuleStats(rule.severity, rule.category))
             counts = states.counts.get(rule.rule_id, {PASS: 0, FAIL: 0, SKIP: 0})
             stats.passed, stats.failed, stats.skipped = counts[PASS], counts[FAIL], counts[SKIP]
+            self.row_outcomes.append(_row_outcome(rule, stats))
             if not stats.failed:
                 continue
             failing = states.failing[rule.rule_id]
@@ -1071,11 +1077,16 @@ class Gate:
                     rule.outcome,
                     rule.message,
                     {"observed": rule.observed},
-                    {"statement_date": group.statement_date, "severity": rule.severity},
+                    {
+                        "statement_date": group.statement_date,
+                        "severity": rule.severity,
+                        "dqdl": self.texts.get(rule.rule_id, ""),
+                    },
                 )
                 for group in summary.groups
                 for rule in group.dataset_rules
-            ],
+            ]
+            + self.row_outcomes,
             load_id=max(self.loads) if self.loads else None,
         )
         summary.decisions = list(recorded.get("decisions", []))
@@ -1103,6 +1114,22 @@ class RowStates:
                 mine[letter] = mine.get(letter, 0) + n
         for rid, rows in other.failing.items():
             self.failing.setdefault(rid, []).extend(rows)
+
+
+def _row_outcome(rule: control.ControlRule, stats: RuleStats) -> OutcomeRecord:
+    """A row rule's outcome over the batch, as a score reads it: failed when a row failed it,
+    passed when rows passed it and none failed, skipped when it judged no row (a trend rule on
+    a first month); its observed value is the share of the judged rows that passed."""
+    judged = stats.passed + stats.failed
+    if stats.failed:
+        outcome, message = Outcome.FAILED, f"{stats.failed} of {judged} row(s) failed"
+    elif stats.passed:
+        outcome, message = Outcome.PASSED, f"{judged} row(s) passed"
+    else:
+        outcome, message = Outcome.SKIPPED, f"no row judged ({stats.skipped} skipped)"
+    observed = stats.passed / judged if judged else None
+    labels = {"severity": rule.severity, "dqdl": rule.text, "rows": "row rule"}
+    return OutcomeRecord(rule.rule_id, outcome.value, message, {"observed": observed}, labels)
 
 
 def _discard(files: list[Path]) -> None:

@@ -321,24 +321,31 @@ def _outcomes(
         .where(_named(names), outcomes.c.at > since, outcomes.c.at <= until, runs.c.state != "running")
         .order_by(outcomes.c.at, outcomes.c.run_id, outcomes.c.position)
     ).all()
-    # the rules of DQDL and gate runs (Glue's outcomes, kept in `outcomes`), at their load's
-    # logical time: enforced, severity error, named by their rule text
+    # the rules of DQDL and gate runs (Glue's outcomes, kept in `outcomes`), at the logical time
+    # of the latest current load the run stored (a gate run whose rules are all row rules stores
+    # its months' loads at settling, not as the run's load): enforced, severity error, named by
+    # their rule text (a gate rule's is its label ``dqdl``, its name its id)
     loads, rules = schema.loads, schema.outcomes
+    stored = (
+        sa.select(loads.c.run_id, sa.func.max(loads.c.logical_time).label("at"))
+        .where(loads.c.status == "current", loads.c.run_id.is_not(None))
+        .group_by(loads.c.run_id)
+        .subquery()
+    )
+    own = loads.alias("own")  # the run's load, for a run whose loads name no run
+    at = sa.type_coerce(sa.func.coalesce(stored.c.at, own.c.logical_time), schema.UTCDateTime())
     dqdl = connection.execute(
-        sa.select(datasets.c.name, rules.c.run_id, loads.c.logical_time, rules.c.rule, rules.c.outcome)
+        sa.select(
+            datasets.c.name, rules.c.run_id, at.label("at"), rules.c.rule, rules.c.outcome, rules.c.labels
+        )
         .select_from(
             rules.join(runs, runs.c.id == rules.c.run_id)
-            .join(loads, loads.c.id == runs.c.load_id)
             .join(datasets, datasets.c.id == runs.c.dataset_id)
+            .outerjoin(stored, stored.c.run_id == runs.c.id)
+            .outerjoin(own, sa.and_(own.c.id == runs.c.load_id, own.c.status == "current"))
         )
-        .where(
-            _named(names),
-            loads.c.logical_time > since,
-            loads.c.logical_time <= until,
-            loads.c.status == "current",
-            runs.c.state != "running",
-        )
-        .order_by(loads.c.logical_time, rules.c.run_id, rules.c.position)
+        .where(_named(names), at > since, at <= until, runs.c.state != "running")
+        .order_by(at, rules.c.run_id, rules.c.position)
     ).all()
     found: dict[str, list[OutcomeRow]] = {}
     for r in rows:
@@ -346,8 +353,9 @@ def _outcomes(
             OutcomeRow(r.run_id, r.at, r.expectation, r.outcome, r.mode, r.severity, r.reason)
         )
     for d in dqdl:
+        text = (d.labels or {}).get("dqdl") or d.rule
         found.setdefault(d.name, []).append(
-            OutcomeRow(d.run_id, d.logical_time, d.rule, d.outcome, "enforce", "error", rule=True)
+            OutcomeRow(d.run_id, d.at, text, d.outcome, "enforce", "error", rule=True)
         )
     return found
 
