@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from datetime import date
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -40,6 +41,7 @@ def test_a_new_value_is_held_until_accepted(bench: Bench) -> None:
         2,
         "pending",
     )
+    assert decision.first_date == date(2025, 2, 28)  # the month the value came with (was None)
     held = pq.read_table(result.summary.held_file)
     assert sorted(held.column("account_id").to_pylist()) == ["A3", "A4"] and "__waits" in held.column_names
     # a second batch with the same undecided value is held too, on the same decision

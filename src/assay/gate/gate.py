@@ -877,9 +877,18 @@ class Gate:
             layout = holds.Layout(opts.key, opts.order, opts.contributor_column)
             holds.write(self.execution.stage(held_target), held.drop_columns([ROW]), waits, layout)
             summary.held_file = str(held_target)
-        needed = holds.counts([found.waits[row] for row in held.column(ROW).to_pylist()])
+        waiting = [found.waits[row] for row in held.column(ROW).to_pylist()]
+        needed = holds.counts(waiting)
+        first: dict[tuple[str, str], str] = {}  # the earliest statement date a value came with
+        for pairs, held_day in zip(waiting, held.column(opts.order).to_pylist(), strict=True):
+            for pair in pairs:
+                if held_day is not None:
+                    first[pair] = min(first.get(pair, str(held_day)), str(held_day))
         plan = self._plan(batch.schema, committed, groups, summary)
-        plan["decisions"] = [[column, value, rows] for (column, value), rows in sorted(needed.items())]
+        plan["decisions"] = [
+            [column, value, rows, first.get((column, value))]
+            for (column, value), rows in sorted(needed.items())
+        ]
         return self._commit(warehouse, exists, batch.schema, committed, plan, summary)
 
     def _without(self, table: str, rows: list[int]) -> exp.Select:

@@ -89,12 +89,13 @@ def settle(store: MetricStore, workspace: Workspace, manifest: Manifest) -> dict
             store.save_profile(current[day], [tuple(pair) for pair in plan["schema"]], item["counts"])
     holds.withdraw(workspace, store, table, contributor, won, keep=manifest.run_id)
     source = f"gate:{manifest.run_id}"
-    decisions = sorted(
-        {
-            store.open_decision(table, column, value, rows, None, source=source)
-            for column, value, rows in plan.get("decisions", [])
-        }
-    )
+    opened = set()
+    for column, value, rows, *seen in plan.get("decisions", []):
+        # first seen: the load of the earliest month the value came with, if that month landed
+        seen_on = date.fromisoformat(str(seen[0])[:10]) if seen and seen[0] else None
+        load = current.get(seen_on) if seen_on is not None else None
+        opened.add(store.open_decision(table, column, value, rows, load, source=source))
+    decisions = sorted(opened)
     return {"decisions": decisions}
 
 
