@@ -183,6 +183,17 @@ def test_a_month_refused_whole_in_a_backfill_is_no_baseline(bench: Bench, tmp_pa
     assert all(routes[(a, "2025-05-31")] == "committed" for a in LIMITS)
 
 
+def test_a_month_refused_in_a_backfill_is_no_history_of_the_next_month(bench: Bench, tmp_path: Path) -> None:
+    """The issue's truncated extracts, as one backfill file: April (2 of 5 accounts) is refused
+    by A02 (RowCount >= 0.8 * last()); May (3 of 5) must be judged against March's 5, as it is
+    sent alone, not against the refused April's 2, which it would pass."""
+    march = month("2025-03-31", LIMITS)
+    april = month("2025-04-30", {a: LIMITS[a] for a in ("A1", "A2")})
+    may = month("2025-05-31", {a: LIMITS[a] for a in ("A1", "A2", "A3")})
+    routes = _same_as_monthly_files(tmp_path, bench.engine, march, [april, may])
+    assert {routes[(a, "2025-05-31")] for a in ("A1", "A2", "A3")} == {"A02"}
+
+
 def test_a_row_held_earlier_in_a_backfill_is_no_baseline(bench: Bench, tmp_path: Path) -> None:
     march = month("2025-03-31", LIMITS)
     # April's A1 changes its limit legitimately, but with a never-seen temporary limit: held

@@ -656,6 +656,14 @@ class Gate:
             groups[day] = self._judge_month(
                 group_rules, ruleset, source, day, month_rows, whole=len(dates) == 1
             )
+            if groups[day].rejected and len(dates) > 1:
+                # a refused month is no later month's history (its load would be, pending in
+                # this run): rejected now, as the run's commit would settle it anyway
+                refused = {
+                    i: "rejected" for i, d in self.loads.items() if d == day and i not in self.baseline_loads
+                }
+                if refused:
+                    self.store.settle_loads(refused)
             if relag is not None:
                 for rule, _ in row_rules:
                     if rule.severity == "critical":
