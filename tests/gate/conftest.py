@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from assay.engine.registry import engine_factory
+from assay.engine import Engine
+from assay.engine.registry import engine_factory, open_engine
 from assay.gate.gate import GateOptions, GateResult
 from assay.platform.flows import gate as run_gate
 from assay.store import MetricStore
@@ -64,6 +65,14 @@ class Bench:
             **kw,  # type: ignore[arg-type]
         )
         return run_gate(options, store=self.store, engine_factory=engine_factory(self.engine))
+
+
+@pytest.fixture
+def reader(engine: Any) -> Iterator[Engine]:  # noqa: F811
+    """An open engine of each kind (the ``engine`` fixture: DuckDB, then the shared Spark)."""
+    made = open_engine(engine)
+    yield made
+    made.close()
 
 
 @pytest.fixture

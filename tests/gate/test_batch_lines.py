@@ -3,15 +3,11 @@ after a quoted cell that holds a line break."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
-import pytest
 
 from assay.engine import Engine
-from assay.engine.registry import open_engine
 from assay.gate import batch as batches
 
 # lines:   1 header; 2-3 A1 (a note of two lines); 4 A2; 5 A3 (a field short); 6-8 A4 (a note of
@@ -27,13 +23,6 @@ note",extra
 B1,A5,2025-01-31,abc,y
 B1,A6,2025-01-31,60,"z"
 """
-
-
-@pytest.fixture
-def reader(engine: Any) -> Iterator[Engine]:
-    made = open_engine(engine)
-    yield made
-    made.close()
 
 
 def test_lines_are_physical_after_a_quoted_line_break(reader: Engine, tmp_path: Path) -> None:

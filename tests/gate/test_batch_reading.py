@@ -4,29 +4,18 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pytest
 
 from assay.engine import Engine
-from assay.engine.registry import open_engine
 from assay.errors import ConfigError
 from assay.gate import batch as batches
 from assay.gate.schema import load_schema, schema_text
 from assay.lake.readers import ReadOptions
 from gate.conftest import HEADER, RULES, Bench
-
-
-@pytest.fixture
-def reader(engine: Any) -> Iterator[Engine]:
-    """An open engine of each kind (the ``engine`` fixture: DuckDB, then the shared Spark)."""
-    made = open_engine(engine)
-    yield made
-    made.close()
 
 
 def test_offsets_are_converted_to_utc(reader: Engine, tmp_path: Path) -> None:

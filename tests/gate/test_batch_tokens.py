@@ -4,15 +4,11 @@
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
-import pytest
 
 from assay.engine import Engine
-from assay.engine.registry import open_engine
 from assay.gate import batch as batches
 from assay.gate.schema import load_schema
 from assay.lake.readers import ReadOptions
@@ -27,13 +23,6 @@ B1,D005,2025-01-31,28.0,NA,14.9,NA
 B1,D009,2025-01-31,N/A,194.0,8.6,US
 B1,D010,2025-01-31,7.0,null,6.9,
 """
-
-
-@pytest.fixture
-def reader(engine: Any) -> Iterator[Engine]:
-    made = open_engine(engine)
-    yield made
-    made.close()
 
 
 def test_null_tokens_are_missing_in_inferred_number_columns_and_text_in_text_ones(
