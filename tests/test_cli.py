@@ -369,7 +369,7 @@ def test_history_shows_a_dataset_recorded_by_dqdl_run(
                        "--workspace", workspace, "--json")  # fmt: skip
     assert code == 0 and [p["value"] for p in json.loads(out)["points"]] == completeness
     code, _, err = run(capsys, "history", "sales", "--column", "name", "--workspace", workspace)
-    assert code == 2 and "NullRate" in err and "Completeness" in err
+    assert code == 2 and "MissingRate" in err and "Completeness" in err  # the default series'
 
 
 def test_importing_the_cli_loads_no_engine_or_lake_library() -> None:

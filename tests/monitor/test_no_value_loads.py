@@ -173,10 +173,20 @@ def test_a_declared_type_that_widens_is_still_a_schema_change(store: MetricStore
 def test_a_number_column_read_as_text_once_does_not_become_a_category(
     store: MetricStore, tmp_path: Path
 ) -> None:
-    """One load whose amounts carry a trailing space is text (a real change, alerted), but the
-    numbers of the next load are not a category's values."""
+    """One load with a word among its amounts is text (a real change, alerted), but the numbers
+    of the next load are not a category's values."""
     good = ["3.5", "4.25", "5", "6.5"]
-    results = _numbers(tmp_path, store, [good] * 3 + [["3.5 ", *good[1:]], ["3.5", "4.25", "5.0", "7.5"]])
+    results = _numbers(
+        tmp_path, store, [good] * 3 + [["3.5", "soon", *good[2:]], ["3.5", "4.25", "5.0", "7.5"]]
+    )
     assert ("schema", "x", "hard") in _kinds(results[3])
     assert _kinds(results[4]) == [("schema", "x", "hard")]  # back from text: no new values
     assert results[4].profile.column("x").values is None
+
+
+def test_a_space_after_a_number_is_no_change_at_all(store: MetricStore, tmp_path: Path) -> None:
+    """A tester's day 4, ``3.5 ``: read as a number since the reader trims every cell."""
+    good = ["3.5", "4.25", "5", "6.5"]
+    results = _numbers(tmp_path, store, [good] * 3 + [["3.5 ", *good[1:]], ["3.5", "4.25", "5.0", "7.5"]])
+    assert _kinds(results[3]) == [] and _kinds(results[4]) == []
+    assert results[3].profile.column("x").type == "double"
