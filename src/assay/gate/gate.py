@@ -313,43 +313,31 @@ class Gate:
             .from_(source.copy())
             .where(exp.or_(blank_key.copy(), order.copy().is_(exp.null())))
         )
-        identified = exp.and_(exp.not_(blank_key.copy()), exp.not_(order.copy().is_(exp.null())))
-        twice = exp.GT(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(1))
+        # the keys sent twice, under names of their own: the batch's columns stay unambiguous
+        twice_key, twice_order, copies = "__twice_key", "__twice_order", "__copies"
         sent = (
-            exp.select(key.copy(), order.copy(), exp.alias_(exp.Count(this=exp.Star()), "n", quoted=True))
+            exp.select(
+                exp.alias_(key.copy(), twice_key, quoted=True),
+                exp.alias_(order.copy(), twice_order, quoted=True),
+                exp.alias_(exp.Count(this=exp.Star()), copies, quoted=True),
+            )
             .from_(source.copy())
-            .where(identified)
+            .where(exp.and_(exp.not_(blank_key.copy()), exp.not_(order.copy().is_(exp.null()))))
             .group_by(key.copy(), order.copy())
-            .having(twice)
+            .having(exp.GT(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(1)))
         )
-        found = [blanks]
-        if self.engine.query(sent.copy().limit(1)).num_rows:
-            copies = exp.alias_(exp.Subquery(this=sent), "__twice", table=True, quoted=True)
-            same = exp.and_(
-                exp.EQ(
-                    this=exp.column(opts.key, "__identity", quoted=True),
-                    expression=exp.column(opts.key, "__twice", quoted=True),
-                ),
-                exp.EQ(
-                    this=exp.column(opts.order, "__identity", quoted=True),
-                    expression=exp.column(opts.order, "__twice", quoted=True),
-                ),
-            )
-            found.append(
-                self.engine.query(
-                    exp.select(
-                        exp.column(ROW, "__identity", quoted=True),
-                        exp.alias_(exp.column(opts.key, "__identity", quoted=True), "k", quoted=True),
-                        exp.alias_(exp.column(opts.order, "__identity", quoted=True), "d", quoted=True),
-                        exp.alias_(exp.column("n", "__twice", quoted=True), "n", quoted=True),
-                        exp.alias_(exp.false(), "blank_key", quoted=True),
-                    )
-                    .from_(source.copy())
-                    .join(copies, on=same)
-                )
-            )
-        table = pa.concat_tables([t.cast(found[0].schema) for t in found]) if len(found) > 1 else found[0]
-        return table.sort_by(ROW)
+        if not self.engine.query(sent.copy().limit(1)).num_rows:
+            return blanks.sort_by(ROW)
+        same = exp.and_(
+            exp.EQ(this=key.copy(), expression=exp.column(twice_key, quoted=True)),
+            exp.EQ(this=order.copy(), expression=exp.column(twice_order, quoted=True)),
+        )
+        twice = self.engine.query(
+            exp.select(*columns(exp.column(copies, quoted=True), exp.false()))
+            .from_(source.copy())
+            .join(exp.alias_(exp.Subquery(this=sent), "__twice", table=True, quoted=True), on=same)
+        )
+        return pa.concat_tables([blanks, twice.cast(blanks.schema)]).sort_by(ROW)
 
     def _ours(self, schema: pa.Schema) -> exp.Expr:
         """The condition that a row is the gated contributor's (NULL when the column is)."""

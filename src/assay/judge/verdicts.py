@@ -99,12 +99,12 @@ def holds(value: float | None, condition: ast.Condition, history: Callable[[int]
     return predicates.python_compare(value, condition.op, operands)
 
 
-# The message of a text column of which no value is a date, around the column's name.
-UNDATED = (
-    "Column '",
-    "' holds text of which no value is a date or time: dates are read in ISO 8601 "
-    "(2024-01-31, 2024-01-31 12:00:00), never guessed from another format",
-)
+def undated(column: str) -> str:
+    """Why a date rule on the text column ``column``, of which no value is a date, is an Error."""
+    return (
+        f"Column '{column}' holds text of which no value is a date or time: dates are read in "
+        "ISO 8601 (2024-01-31, 2024-01-31 12:00:00), never guessed from another format"
+    )
 
 
 def judge(verdict: Verdict, values: Mapping[str, float | None], history: HistoryLookup) -> Judgement:
@@ -138,7 +138,7 @@ def _judge(verdict: Verdict, values: Mapping[str, float | None], history: Histor
         if verdict.dated is not None:
             column, present, dated = verdict.dated
             if values.get(present) and not values.get(dated):
-                return Judgement(ERROR, column.join(UNDATED))
+                return Judgement(ERROR, undated(column))
         value = values.get(verdict.metric)
         key = verdict.history
         if verdict.threshold is None:

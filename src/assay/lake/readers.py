@@ -521,7 +521,8 @@ def _shaped_texts(
     first = exp.select(*(exp.column(names[i], quoted=True) for i in texts))
     held = engine.inspect(first.from_(exp.to_identifier(table, quoted=True)).limit(_FIRST_ROWS))
     dated = f"^ *{_DATE_TIME[1:-1]} *$"
-    number = f"^ *{_number_shape(read)[1:-1]} *$"
+    real = _number_shape(read)
+    number = f"^ *{real[1:-1]} *$"
     blank = f"^ *{tokens_pattern(_blanks(read))} *$"
     shaped: list[int] = []
     numeric: list[int] = []
@@ -545,7 +546,7 @@ def _shaped_texts(
     # a number's shape: integers (no leading zero: 007 is a code) or else decimals.
     for i in numeric:
         value = _value(names[i], read)
-        for name, shape in (("whole", r"^-?(0|[1-9][0-9]{0,17})$"), ("real", _number_shape(read))):
+        for name, shape in (("whole", r"^-?(0|[1-9][0-9]{0,17})$"), ("real", real)):
             unlike = exp.Not(this=exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(shape)))
             ranks.append(exp.alias_(_count(unlike), f"{name}{i}", quoted=True))
     ranked = engine.inspect(exp.select(*ranks).from_(table_)).to_pylist()[0]
