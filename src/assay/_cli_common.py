@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
+
+from assay._terminal import SafeConsole
 
 # The options every command that reads a workspace or the metric store takes, spelled once.
 # Help texts never hold square brackets: rich reads them as markup and drops them. A default that
@@ -41,8 +42,8 @@ SparkMasterOption = Annotated[
         show_default="local[2]",
     ),
 ]
-out = Console()
-err = Console(stderr=True)
+out = SafeConsole()
+err = SafeConsole(stderr=True)
 
 
 def write_json(target: str, payload: dict[str, Any]) -> None:

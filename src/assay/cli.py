@@ -28,6 +28,7 @@ from assay._cli_common import (
     out,
     write_json,
 )
+from assay._terminal import visible
 from assay.errors import AssayError, ConfigError
 from assay.workspace import Workspace, store_url
 
@@ -181,7 +182,7 @@ def dqdl_validate(
     rules = [rule_text(r) for r in parsed.ruleset.rules or ()]
     analyzers = [analyzer_text(a) for a in parsed.ruleset.analyzers or ()]
     for warning in parsed.warnings:
-        sys.stderr.write(f"{file}:{warning}\n")
+        sys.stderr.write(visible(f"{file}:{warning}") + "\n")
     if json_out:
         _write_json("-", {"file": str(file), "valid": True, "rules": rules, "analyzers": analyzers})
         return
@@ -925,7 +926,7 @@ def main() -> None:
         sys.exit(130)
     except AssayError as error:
         # Plain text, never re-wrapped: the caret under a ruleset error must stay in its column.
-        sys.stderr.write(f"error: {error}\n")
+        sys.stderr.write(visible(f"error: {error}") + "\n")
         sys.exit(error.exit_code)
     except Exception as error:  # click's usage errors and anything unexpected
         if isinstance(error, typer.TyperException):  # usage errors: typer prints them, exit 2
@@ -938,7 +939,7 @@ def main() -> None:
         from assay.platform.run import as_assay_error
 
         failure = as_assay_error(error, "assay")
-        sys.stderr.write(f"error: {failure} (set ASSAY_DEBUG=1 for the traceback)\n")
+        sys.stderr.write(visible(f"error: {failure} (set ASSAY_DEBUG=1 for the traceback)") + "\n")
         sys.exit(failure.exit_code)
 
 

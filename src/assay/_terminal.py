@@ -1,0 +1,41 @@
+"""Text for an operator's terminal: what a data provider or an author wrote is shown, never obeyed.
+
+A cell of a contributor's file, a value in a new-value decision, a document's field or an error
+message quoting any of them may hold escape sequences: ``ESC ] 0 ; … BEL`` retitles the window,
+``ESC [ 2 J`` clears it, and a right-to-left override (U+202E) makes ``txt.exe`` read as
+``exe.txt``. Every console assay prints to shows such characters as their escape (``\\x1b``,
+``\\u202e``) instead; tab and line feed stay what they are. JSON output needs nothing: the
+encoder already writes every control character as ``\\u00XX`` (bidi overrides as ``\\u202e``).
+
+>>> visible("venue \\x1b]0;pwned\\x07 ok")
+'venue \\\\x1b]0;pwned\\\\x07 ok'
+>>> visible("invoice\\u202efdp.exe")
+'invoice\\\\u202efdp.exe'
+>>> visible("two\\tcolumns\\nand lines")
+'two\\tcolumns\\nand lines'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+_BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+_CONTROLS = (*(c for c in range(0x20) if c not in (0x09, 0x0A)), 0x7F, *range(0x80, 0xA0))
+
+_ESCAPES = {c: f"\\x{c:02x}" for c in _CONTROLS} | {c: f"\\u{c:04x}" for c in _BIDI}
+
+
+def visible(text: str) -> str:
+    """``text`` with every terminal control and bidi override written as its escape."""
+    return text.translate(_ESCAPES)
+
+
+class SafeConsole(Console):
+    """A Rich console that prints every string it is given through :func:`visible` (rich strips
+    a few control codes itself, but not ESC, C1 controls or bidi overrides)."""
+
+    def render_str(self, text: str, **options: Any) -> Text:
+        return super().render_str(visible(text), **options)

@@ -1,0 +1,59 @@
+"""What a data provider or an author wrote is shown on an operator's console, never obeyed: an
+escape sequence in a cell or in a document's field is printed as its escape (assay/_terminal.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from _invoke import completed
+
+# retitles the terminal, then clears it; a right-to-left override
+HOSTILE = "X\x1b]0;pwned\x07\x1b[2J"
+BIDI = "ab\u202ecd"
+FORBIDDEN = ("\x1b", "\x07", "\u202e", "\x9b")
+
+
+def _clean(text: str) -> None:
+    for character in FORBIDDEN:
+        assert character not in text, f"{character!r} reached the console"
+
+
+def test_a_never_seen_value_with_escape_sequences_is_shown_escaped(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / "checks").mkdir(parents=True)
+    (workspace / "checks" / "venues.yaml").write_text("categorical: [venue]\n")
+    for day, extra in (("2026-11-01", []), ("2026-11-02", [HOSTILE, BIDI])):
+        rows = ["id,venue", *(f"{i},V{i % 2}" for i in range(10))]
+        rows += [f"{20 + i},{v}" for i, v in enumerate(extra)]
+        load = tmp_path / f"venues-{day}.csv"
+        load.write_text("\n".join(rows) + "\n")
+        done = completed(
+            "profile", str(load), "--dataset", "venues", "--load-date", day, "--workspace", str(workspace)
+        )
+        assert done.returncode == 0, done.stderr
+        _clean(done.stdout + done.stderr)
+    listed = completed("decisions", "list", "--workspace", str(workspace))
+    _clean(listed.stdout + listed.stderr)
+    assert "X\\x1b]0;pwned\\x07\\x1b[2J" in listed.stdout.replace("\n", "")
+    assert "ab\\u202ecd" in listed.stdout
+    # JSON keeps the value itself: the encoder escapes it for the terminal already
+    as_json = completed("decisions", "list", "--workspace", str(workspace), "--json")
+    _clean(as_json.stdout)
+    assert {d["value"] for d in json.loads(as_json.stdout)["decisions"]} >= {HOSTILE, BIDI}
+
+
+def test_a_document_field_and_an_error_quoting_it_are_shown_escaped(tmp_path: Path) -> None:
+    (tmp_path / "orders.csv").write_text("id\n1\n")
+    document = tmp_path / "orders.yaml"
+    document.write_text(
+        "apiVersion: assay/v1\nkind: DatasetChecks\n"
+        'dataset: {name: shop.orders, source: {path: orders.csv}, owners: {team: "ops\\e]0;x\\a"}}\n'
+        "profiles: [{id: daily, metrics: [row_count]}]\n"
+        'expectations: [{id: rows, metric: daily.row_count, expect: "> 0"}, '
+        '{id: col, rule: "IsComplete \\"no\\e[2Jpe\\""}]\n'
+    )
+    done = completed("check", "run", str(document), "--workspace", str(tmp_path), "--at", "2026-12-01")
+    assert done.returncode == 0, done.stderr
+    _clean(done.stdout + done.stderr)
+    assert "no\\x1b[2Jpe" in done.stdout
