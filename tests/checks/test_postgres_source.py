@@ -64,6 +64,8 @@ def world(server: PostgresServer, tmp_path: Path) -> Path:
     (tmp_path / "checks").mkdir()
     doc = tmp_path / "checks" / "trades.yaml"
     doc.write_text(DOC.format(url=url))
+    # the workspace's admin declares the server (docs/checks.md, "Where a source may be")
+    (tmp_path / "assay.yaml").write_text(f"sources:\n  servers: ['127.0.0.1:{server.port}']\n")
     return doc
 
 

@@ -49,6 +49,8 @@ def observed(root: Path, source: str, day: str) -> dict[str, object]:
     doc = root / "checks" / "t.yaml"
     doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text(DOC.format(source=source))
+    # the data lies beside the workspace: its admin allows that folder (docs/checks.md)
+    (root / "assay.yaml").write_text("sources:\n  paths: [..]\n")
     out = root / "run.json"
     assert assay("check", "run", str(doc), "--at", day, "--workspace", str(root), "--json", str(out)) == 0
     run = json.loads(out.read_text())
@@ -129,6 +131,7 @@ def test_an_unknown_duckdb_table_is_a_config_error_naming_it(tmp_path: Path) -> 
     doc = tmp_path / "ws" / "checks" / "t.yaml"
     doc.parent.mkdir(parents=True)
     doc.write_text(DOC.format(source='{duckdb: {path: "../../wh.duckdb", table: main.nope}}'))
+    (tmp_path / "ws" / "assay.yaml").write_text("sources:\n  paths: [..]\n")
     out = tmp_path / "run.json"
     assay("check", "run", str(doc), "--workspace", str(tmp_path / "ws"), "--json", str(out))
     run = json.loads(out.read_text())

@@ -189,7 +189,14 @@ class DuckDBEngine(Engine):
         super().__init__()
         # UTC so that timestamp literals and `now()` mean the same instant everywhere; no
         # replacement scans, so a name in a query can only ever reach a registered table.
-        config: dict[str, str | bool | int | float | list[str]] = {"python_enable_replacements": False}
+        # No extension is ever installed or loaded behind assay's back: a DuckDB source that is a
+        # SQLite file made DuckDB fetch its sqlite extension over plain HTTP (issue 28).
+        config: dict[str, str | bool | int | float | list[str]] = {
+            "python_enable_replacements": False,
+            "autoinstall_known_extensions": False,
+            "autoload_known_extensions": False,
+            "allow_community_extensions": False,
+        }
         if threads:
             config["threads"] = threads
         if memory_limit:

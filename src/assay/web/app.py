@@ -115,8 +115,12 @@ def create_app(settings: Settings | None = None, *, plane: Plane | None = None) 
 
     @app.exception_handler(ConfigError)
     def config_error(request: Request, error: ConfigError) -> Response:
+        from assay.platform.sources import SourceRefused
         from assay.web.authoring import Conflict
 
+        if isinstance(error, SourceRefused):
+            log.warning("source refused on %s %s: %s", request.method, request.url.path, error)
+            return answer(request, 403, str(error))
         return answer(request, 409 if isinstance(error, Conflict) else 400, str(error))
 
     @app.exception_handler(PlatformError)

@@ -323,8 +323,9 @@ def edit_template(plane: Plane, dataset: str, expectation_id: str) -> dict[str, 
 def build(plane: Plane, dataset: str, draft: Draft) -> Built:
     """The dataset's document with the draft applied; a :class:`ConfigError` (with every
     problem) when the draft or the edited document is not valid."""
-    from assay.platform.checks.document import read_text
+    from assay.platform.checks.document import parse_document, read_text
     from assay.platform.checks.edit import edited_text
+    from assay.platform.sources import confine
 
     s = subject(plane, dataset)
     measure = _load(draft.measure or "[]", "what to measure")
@@ -358,6 +359,13 @@ def build(plane: Plane, dataset: str, draft: Draft) -> Built:
         metrics,
         filename=plane.relative(path),
         replacing=draft.replacing,
+    )
+    # an author's source reaches only what the workspace allows, before any dry run opens it
+    # and before a save could keep it (docs/web.md, "Safety")
+    confine(
+        parse_document(after, filename=plane.relative(path)).dataset.source,
+        base=path.parent,
+        workspace=plane.root,
     )
     return Built(path, before, after, eid, new)
 

@@ -14,6 +14,7 @@ from assay.platform.checks.document import Document
 from assay.platform.checks.measure import ROWS, Plan, open_source, register_rows
 from assay.platform.checks.rules import CompiledRules, parse_rule
 from assay.platform.checks.runner import default_engine, parse_at
+from assay.platform.sources import confine
 from assay.rules.plan import Context
 from assay.workspace import Workspace
 
@@ -77,9 +78,11 @@ def plan(
                 assert e.rule is not None
                 rules[e.id] = parse_rule(e.rule)
         item: dict[str, Any] = {"id": profile.id, "source": document.dataset.source.describe(), "sql": None}
-        engine = default_engine(document)
         errors: dict[str, str] = {}
+        engine = None
         try:
+            confine(document.dataset.source, base=path.parent, workspace=(workspace or Workspace(None)).root)
+            engine = default_engine(document)
             opened = open_source(
                 engine, document, base=path.parent, workspace=(workspace or Workspace(None)).root
             )
@@ -109,7 +112,8 @@ def plan(
         except ConfigError as error:
             item["error"] = error.message
         finally:
-            engine.close()
+            if engine is not None:
+                engine.close()
         item["metrics"] = [
             {"metric": spec.key, "expectations": readers.get(spec.key, []), "error": errors.get(spec.key)}
             for spec in profile.specs()

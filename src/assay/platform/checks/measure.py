@@ -32,11 +32,13 @@ from sqlglot import exp
 
 from assay.engine import Engine, EngineError
 from assay.engine.base import Column, find_column
-from assay.errors import ConfigError
+from assay.errors import ConfigError, PlatformError
 from assay.lake.readers import Registered, file_format, register
 from assay.lang import sqlsafe
 from assay.platform.checks.document import Document, MetricSpec, Profile
+from assay.platform.sources import SourcePolicy
 from assay.rules.plan import ambiguity
+from assay.workspace import Workspace
 
 SOURCE = "__source"
 ROWS = "primary"
@@ -143,10 +145,12 @@ def open_source(engine: Engine, document: Document, *, base: Path, workspace: Pa
     """Register the document's source with ``engine`` as ``__source``. Files are relative to
     the document's folder; a glob that matches nothing is an absent source (upstream_missing)."""
     source = document.dataset.source
+    policy = SourcePolicy.of(workspace or Workspace(None).root)
     if source.path is not None:
-        pattern = source.path if Path(source.path).is_absolute() else str(base / source.path)
+        pattern = str(policy.path(source.path, base=base))
         matches = sorted(Path(p) for p in glob.glob(pattern)) if glob.has_magic(pattern) else [Path(pattern)]
         matches = [p for p in matches if p.exists()]
+        policy.paths(matches, source.path)
         if not matches:
             return OpenedSource(None, source.path, missing=f"no file matches {source.path}")
         return OpenedSource(_register_files(engine, matches), source.path, tuple(matches))
@@ -175,12 +179,15 @@ def open_source(engine: Engine, document: Document, *, base: Path, workspace: Pa
         attach = getattr(engine, "attach", None)
         if attach is None:
             raise ConfigError("a duckdb source runs on the DuckDB engine")
-        path = (
-            Path(source.duckdb.path) if Path(source.duckdb.path).is_absolute() else base / source.duckdb.path
-        )
+        path = policy.path(source.duckdb.path, base=base)
         if not path.is_file():
             return OpenedSource(None, source.describe(), missing=f"no DuckDB database at {path}")
-        attach(path, "__sourcedb")
+        policy.paths([path], source.duckdb.path)
+        _refuse_other_than_duckdb(path)
+        try:
+            attach(path, "__sourcedb")
+        except EngineError as error:
+            raise PlatformError(f"duckdb source {path}: {error.message}") from None
         table = exp.to_table(source.duckdb.table)
         qualified = exp.Table(
             this=table.this,
@@ -194,11 +201,36 @@ def open_source(engine: Engine, document: Document, *, base: Path, workspace: Pa
             raise ConfigError(f"duckdb table {source.duckdb.table} in {path}: {error.message}") from None
         return OpenedSource(Registered(SOURCE, tuple(columns)), source.describe(), (path,))
     assert source.postgres is not None
+    policy.server(source.postgres.url, f"postgres source {source.postgres.table}")
     register_table = getattr(engine, "register_table", None)
     if register_table is None:
         raise ConfigError("a postgres source runs on the PostgreSQL engine")
     register_table(SOURCE, source.postgres.table)
     return OpenedSource(Registered(SOURCE, tuple(engine.columns(SOURCE))), source.describe())
+
+
+# The first bytes of a DuckDB database file: a header checksum, then the magic (storage format
+# docs). Checked before ATTACH because DuckDB answers a SQLite file by loading its sqlite extension
+# and any other file with an I/O error that does not say which file the author must change.
+_DUCKDB_MAGIC = (8, b"DUCK")
+_OTHER_FORMATS = {b"SQLite format 3\x00": "a SQLite database", b"PAR1": "a Parquet file"}
+
+
+def _refuse_other_than_duckdb(path: Path) -> None:
+    try:
+        with path.open("rb") as file:
+            head = file.read(16)
+    except OSError as error:
+        raise PlatformError(f"duckdb source {path}: cannot be read: {error.strerror}") from None
+    offset, magic = _DUCKDB_MAGIC
+    if head[offset : offset + len(magic)] == magic:
+        return
+    kind = next((name for start, name in _OTHER_FORMATS.items() if head.startswith(start)), None)
+    raise ConfigError(
+        f"duckdb source {path} is not a DuckDB database file"
+        + (f" (it is {kind})" if kind else "")
+        + ": point duckdb.path at a database DuckDB wrote, or use path: for data files"
+    )
 
 
 def _register_files(engine: Engine, paths: list[Path]) -> Registered:

@@ -45,6 +45,7 @@ from assay.platform.checks.measure import (
 from assay.platform.checks.rules import CompiledRules, parse_rule
 from assay.platform.faults import checkpoint
 from assay.platform.run import Input, Run
+from assay.platform.sources import confine
 from assay.rules.plan import Context
 from assay.store import MetricKey
 from assay.store.checks import group_key, parse_group_key
@@ -330,6 +331,9 @@ class CheckRun:
         return out
 
     def _measure_once(self, profile: Profile, stored: dict[str, Any] | None = None) -> ProfileMeasurement:
+        # before the engine: a postgres source's engine connects, and an undeclared server must
+        # not learn of the attempt (nor the author whether it answers)
+        confine(self.document.dataset.source, base=self.path.parent, workspace=self.workspace.root)
         try:
             engine = self.engine_factory(self.document)
         except EngineError as error:

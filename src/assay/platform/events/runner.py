@@ -24,6 +24,7 @@ import time as clock
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from assay.engine import Engine, EngineError
@@ -37,6 +38,7 @@ from assay.platform.events.document import Loaded
 from assay.platform.events.event import EventSpec
 from assay.platform.faults import checkpoint
 from assay.platform.run import Input, Run
+from assay.platform.sources import SourcePolicy
 from assay.store import MetricKey
 from assay.vocabulary import Outcome, RunState
 from assay.workspace import Workspace
@@ -271,7 +273,10 @@ class EventRun:
         except EngineError as error:
             raise PlatformError(f"opening the engine: {error.message}") from None
         self.engines.append(engine)
+        policy = SourcePolicy.of(self.workspace.root)
+        policy.path(self.event.source, base=Path(self.event.source).parent)
         paths = self.event.paths()
+        policy.paths(paths, self.event.source)
         if not paths:
             return None
         query = EventQuery(self.event, [r for _, r in self.requirements], start=self.start, end=self.end)
