@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import duckdb
 from sqlglot import exp
 
+from assay.engine import dialect
 from assay.engine.base import Column, DataKind, Engine, EngineError, Reject, engine_names
 from assay.errors import PlatformError
 
@@ -408,20 +409,39 @@ class DuckDBEngine(Engine):
     ) -> tuple[pa.Table, list[Reject]]:
         self._rejects += 1
         table, scan = f"__rejects{self._rejects}", f"__reject_scans{self._rejects}"
-        rejects: dict[str, exp.Expr | str] = {
+        options: dict[str, exp.Expr | str] = {
             "store_rejects": exp.true(),
             "rejects_table": table,
             "rejects_scan": scan,
         }
+        # The dialect given, never detected from lines that may be broken (assay.engine.dialect)
+        given = dialect.detect(
+            path,
+            compression,
+            read.encoding if read is not None else "utf-8",
+            delimiter=read.delimiter if read is not None else None,
+            quote=read.quote if read is not None else None,
+            header=read.header if read is not None else True,
+        )
+        if given is not None:
+            options |= {
+                "auto_detect": exp.false(),
+                "delim": given.delimiter,
+                "quote": given.quote,
+                "escape": given.quote,
+                "columns": _as_text([n for n, _ in engine_names(given.names)]),
+            }
         try:
-            query = exp.select(exp.Star()).from_(_csv_source(path, read, compression, rejects))
+            query = exp.select(exp.Star()).from_(_csv_source(path, read, compression, options))
             rows = self.con.sql(self.render(query)).to_arrow_table()
-            found = self.con.table(table).select("line", "csv_line", "error_message").fetchall()
+            found = self.con.table(table).select("line", "csv_line").fetchall()
+            split = self.con.table(scan).select("delimiter", "quote").fetchall()
         except duckdb.Error as error:
             raise EngineError(_one_line(error)) from None
-        rejected = sorted(
-            (Reject(int(line), str(text), _one_line(Exception(message))) for line, text, message in found),
-            key=lambda r: r.line,
+        delimiter, quote = (str(v).replace("(empty)", "") for v in split[0]) if split else (",", '"')
+        rejected = dialect.one_per_line(
+            Reject(int(line), str(text), dialect.reason(str(text), rows.num_columns, delimiter, quote))
+            for line, text in found
         )
         return rows, rejected
 

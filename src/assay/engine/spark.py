@@ -16,7 +16,6 @@ Glue's Spark 3 evaluate it, instead of failing the whole query; assay casts user
 
 from __future__ import annotations
 
-import csv
 import gzip
 import itertools
 import logging
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from sqlglot import exp
 
+from assay.engine import dialect
 from assay.engine.base import Column, DataKind, Engine, EngineError, Reject, StagedText
 from assay.errors import ConfigError, PlatformError
 
@@ -240,8 +240,6 @@ _TABLE_NAME = re.compile(rf"{_PART}(?:\.{_PART}){{0,2}}")
 # cost the profile of 20 columns 15 s more on every load (measured on 100,000 rows, local[2]),
 # 0.02 costs it about 2.5 s (docs/engines.md).
 APPROX_DISTINCT_RSD = 0.02
-_CSV_SAMPLE = 64 * 1024  # bytes read by Python to detect a CSV's delimiter (never the whole file)
-_DELIMITERS = ",;\t|"
 
 
 class SparkEngine(Engine):
@@ -583,6 +581,16 @@ class SparkEngine(Engine):
             bad = sorted(((int(b["i"]), str(b["t"])) for r in found for b in r["bad"]), key=lambda b: b[0])
         except Exception as error:
             raise _failure(error) from None
+        # A file cut inside a quoted cell: Spark reads the cell to the end of the file as its
+        # value; the record is rejected, as DuckDB's reader rejects it.
+        filled = [p for p in sorted(per_partition) if per_partition[p]]
+        last = (filled[-1] << 33) + per_partition[filled[-1]] - 1 if filled else None
+        cut = None
+        if last is not None and (not bad or bad[-1][0] != last):
+            given = dialect.Dialect(delimiter, quote, tuple(names))
+            cut = dialect.unclosed_last(path, compression, options["encoding"], given)
+            if cut is not None:
+                bad.append((last, cut))
         offsets, before = {}, 0
         for partition in sorted(per_partition):
             offsets[partition] = before
@@ -590,15 +598,18 @@ class SparkEngine(Engine):
         staged = StagedText(name, before - len(bad), [], first_line=2 if header else 1, offsets=offsets)
         lines = staged.lines([i for i, _ in bad])
         staged.rejects = [
-            Reject(line, text, _reject_reason(text, len(names), delimiter, quote))
+            Reject(line, text, dialect.reason(text, len(names), delimiter, quote))
             for line, (_, text) in zip(lines, bad, strict=True)
         ]
         self._publish(f"{name}__checked", checked)
         # blank cells as "", the given null strings as NULL: as register_csv_text reads them
         cells = self._null_strings(f"{name}__checked", names, read)
-        cells = cells.select(exp.column(row, quoted=True)).where(
-            exp.column(corrupt, quoted=True).is_(exp.null())
-        )
+        kept: exp.Expr = exp.column(corrupt, quoted=True).is_(exp.null())
+        if cut is not None:
+            kept = exp.and_(
+                kept, exp.NEQ(this=exp.column(row, quoted=True), expression=exp.Literal.number(last))
+            )
+        cells = cells.select(exp.column(row, quoted=True)).where(kept)
         self.register_query(name, cells)
         return staged
 
@@ -718,18 +729,6 @@ _DETECTED = {
 }
 
 
-def _reject_reason(text: str, expected: int, delimiter: str, quote: str) -> str:
-    """Why a record was rejected, in the words DuckDB's reader uses (so that a quarantine file
-    reads the same on both engines): its number of fields against the header's."""
-    import csv
-
-    try:
-        fields = next(csv.reader([text], delimiter=delimiter, quotechar=quote or None, strict=True))
-    except (csv.Error, StopIteration):
-        return "the record could not be split into the header's columns"
-    return f"Expected Number of Columns: {expected} Found: {len(fields)}"
-
-
 def _to_arrow(frame: DataFrame) -> pa.Table:
     """A query's rows as Arrow, without Spark's column metadata (Spark 4: ``toArrow``; 3.5:
     through pandas)."""
@@ -754,17 +753,10 @@ def _open_text(path: str, compression: str, encoding: str) -> Any:
 def _sniff_delimiter(path: str, compression: str, encoding: str) -> str:
     """The delimiter of a CSV from its first 64 KB (``,`` when nothing else fits)."""
     try:
-        with _open_text(path, compression, encoding) as handle:
-            sample = handle.read(_CSV_SAMPLE)
-    except (OSError, LookupError):
+        with dialect.text_of(path, compression, encoding) as handle:
+            return dialect.sniff_delimiter(handle.read(dialect.SAMPLE))
+    except (OSError, LookupError, EOFError):
         return ","
-    try:
-        return csv.Sniffer().sniff(sample, delimiters=_DELIMITERS).delimiter
-    except csv.Error:
-        first = sample.split("\n", 1)[0]
-        counts = {d: first.count(d) for d in _DELIMITERS}
-        best = max(counts, key=lambda d: counts[d])
-        return best if counts[best] else ","
 
 
 def _starts_with_array(path: str, compression: str) -> bool:

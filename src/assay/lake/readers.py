@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from assay.engine import Column, Engine, EngineError
+from assay.engine import Column, Engine, EngineError, dialect
 from assay.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -402,7 +402,17 @@ def _register_csv(engine: Engine, name: str, path: Path, read: ReadOptions) -> l
         except EngineError:
             columns = _register_csv_as(engine, name, path, read, whole_file=True)
     except EngineError:
-        _refuse_ragged(path, read, read.delimiter)
+        # the engine's detection failed (a line cut short as the file's last, say): the line
+        # is named with the delimiter found in the file's start, not the engine's sniffer text
+        found = dialect.detect(
+            str(path),
+            compression(path),
+            read.encoding,
+            delimiter=read.delimiter,
+            quote=read.quote,
+            header=True,
+        )
+        _refuse_ragged(path, read, found.delimiter if found is not None else read.delimiter)
         raise
     if len(columns) == 1 and read.delimiter is None:
         header = columns[0].source or columns[0].name
@@ -432,7 +442,8 @@ def _refuse_ragged(path: Path, read: ReadOptions, delimiter: str | None) -> None
                 if row and len(row) != len(header):
                     shown = "tab" if delimiter == "\t" else repr(delimiter)
                     raise ConfigError(
-                        f"{path}: line {lines.line_num} has {len(row)} fields where the header has "
+                        f"{path}: line {lines.line_num} has {len(row)} field{'s' if len(row) != 1 else ''} "
+                        f"where the header has "
                         f"{len(header)} (split by {shown}): fix the line, or give the file's "
                         "delimiter with --delimiter"
                     )
