@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,9 @@ def test_a_pass_killed_at_a_boundary_leaves_its_day_to_the_next_pass(
         assert runs[killed.run_id].state == "system_error" and tick.run_id != killed.run_id
         assert [r["run_id"] for r in again["recovered"]] == [killed.run_id]
         assert notices == [("system_error", "platform", killed.run_id)]
+        # what the killed run measured is judged, not measured again
+        resumed = (runs[tick.run_id].summary or {}).get("resumed_from")
+        assert resumed == (killed.run_id if point == "after-measure" else None)
     # the next pass: nothing is due, nothing runs again
     assert world.due(f"{DAY}T08:00:00Z")["runs"] == []
 
@@ -182,6 +186,52 @@ def test_two_passes_at_once_take_a_dead_pass_s_tick_once(make_world: Callable[[]
     assert [r["state"] for r in ran] == ["completed"]  # one of the two took it; the other saw it taken
     with world.open() as store:
         assert len(store.runs("shop.orders", kind="check")) == 1
+
+
+def test_a_killed_pass_s_tick_whose_schedule_is_gone_is_finished_as_a_config_error(
+    tmp_path: Path, receiver: Receiver
+) -> None:
+    world = World(tmp_path / "ws", None, receiver)
+    world.killed("run", "--due", "--now", f"{DAY}T07:00:00Z", at="after-claim")
+    (world.root / "checks" / "orders.yaml").unlink()
+    done = world.here("run", "--due", "--now", f"{DAY}T07:30:00Z")
+    assert done.returncode == 1 and "checks/orders.yaml has no schedule 'daily'" in done.stderr
+    with world.open() as store:
+        [tick] = store.ticks()
+    assert (tick.state, tick.owner) == ("config_error", None) and "not run again" in (tick.message or "")
+
+
+def test_a_tick_held_on_another_host_is_left_alone(make_world: Callable[[], World]) -> None:
+    world = make_world()
+    tick = datetime.fromisoformat(TICK)
+    with world.open() as store:  # a pass on another machine holds the tick: nothing here can tell
+        store.claim_tick(
+            "checks/orders.yaml", "daily", tick, tick.date(), "shop.orders", owner="elsewhere:1:1"
+        )
+    assert world.due(f"{DAY}T07:30:00Z")["runs"] == []
+    with world.open() as store:
+        [held] = store.ticks()
+    assert (held.state, held.owner) == ("claimed", "elsewhere:1:1")
+
+
+def test_a_queue_pass_killed_before_its_enqueue_has_its_tick_queued_again(
+    tmp_path: Path, receiver: Receiver, postgres_url: str
+) -> None:
+    world = World(tmp_path / "ws", postgres_url, receiver)
+    world.killed("run", "--due", "--queue", "--now", f"{DAY}T07:00:00Z", at="after-claim")
+    done = world.here("run", "--due", "--queue", "--now", f"{DAY}T07:30:00Z", "--json")
+    assert done.returncode == 0, done.stderr
+    passed = json.loads(done.stdout)
+    assert [job["tick"] for job in passed["requeued"]] == [TICK] and passed["runs"] == []
+    worker = subprocess.run(
+        [sys.executable, "-m", "assay", "worker", "--burst", "--json", *world.options()],
+        capture_output=True, text=True, env=cli_env(), timeout=120, check=False,
+    )  # fmt: skip
+    assert worker.returncode == 0, worker.stderr
+    [job] = json.loads(worker.stdout)["jobs"]
+    with world.open() as store:
+        [tick] = store.ticks()
+    assert job["ran"] and (tick.state, tick.run_id) == ("completed", job["run_id"])
 
 
 # --- a check run killed: its recovery is told ---------------------------------------------------

@@ -11,9 +11,11 @@ run, jobs as durable as the store, and a job is handed to one worker at a time
 Exactly once: a job's tick is taken by the worker that runs it with a conditional update of its
 row (``claimed`` → ``running``, naming the worker process), so even a job deferred twice runs
 once; the second job finds the tick taken and does nothing. A worker killed while running a job
-leaves its tick ``running``: the next ``--queue`` pass on that host finds its process gone
-(:func:`requeue_orphans`), puts the tick back to ``claimed`` and on the queue again, and the
-run that follows resumes from what the killed one measured (the run lifecycle).
+leaves its tick ``running``, held by the dead worker (and a pass killed between its claim and
+its enqueue leaves it ``claimed``, held by the dead pass): the next ``--queue`` pass on that host
+finds the process gone (:func:`requeue_orphans`), puts the tick back to ``claimed`` with no owner
+and on the queue again, and the run that follows resumes from what the killed one measured (the
+run lifecycle).
 """
 
 from __future__ import annotations

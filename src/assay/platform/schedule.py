@@ -11,6 +11,12 @@ checks yesterday's slice each morning. Only the latest tick is due, however many
 scheduler that was down for three days runs each profile once when it comes back, not three
 times (docs/operations.md says why).
 
+A killed pass loses no day. A tick's row names, from its claim, the run that will check it and
+the pass that holds it; each pass first recovers the workspace's dead runs, then finds the ticks
+held by a process that is gone (:func:`orphans`, by the rule that finds a run's dead owner) and
+finishes each whose run ended, or takes it over and runs it again (``assay recover`` does the
+same: :func:`resume_orphans`).
+
 >>> from datetime import UTC, datetime
 >>> latest_tick("30 6 * * *", "Europe/Paris", datetime(2026, 12, 1, 5, 0, tzinfo=UTC)).isoformat()
 '2026-11-30T05:30:00+00:00'
@@ -403,9 +409,9 @@ def resume_orphans(
     next pass would (``assay recover`` calls it, after recovering the dead runs): a tick whose
     run ended is finished with its run's state; one whose run never started, or was abandoned by
     recovery, runs again under a new run id, at ``now``."""
-    documents, problems = scheduled_documents(workspace)
-    timed_events, event_problems = scheduled_events(workspace)
-    done = Pass(now, problems=[*problems, *event_problems])
+    documents, _ = scheduled_documents(workspace)  # a document that does not validate: see _resume
+    timed_events, _ = scheduled_events(workspace)
+    done = Pass(now)
     for tick in orphans(store):
         if dataset is None or tick.dataset == dataset:
             _resume(workspace, store, now, tick, documents, timed_events, done, None, None, None)
@@ -447,7 +453,10 @@ def _resume(
     ):
         return  # another pass took it first
     if item is None:
-        message = f"{tick.document} has no schedule '{tick.profile}' any more: the tick is not run again"
+        message = (
+            f"{tick.document} has no schedule '{tick.profile}' that can be read now (it is gone, or the "
+            "document does not validate: `assay check validate` says why): the tick is not run again"
+        )
         store.finish_tick(
             tick.document, tick.profile, tick.tick, state="config_error", run_id=None, message=message
         )
