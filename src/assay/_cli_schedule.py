@@ -35,6 +35,23 @@ QueueOption = Annotated[
 
 
 def _print_pass(done: Pass) -> None:
+    for found in done.recovered:
+        what = f"{found['action']} {found['kind']} run {found['run_id']} of {found['dataset']}"
+        out.print(f"{what}: {found['detail']}", highlight=False, markup=False)
+    print_ticks(done)
+    if not done.started:
+        out.print(f"nothing due at {done.now.isoformat()}", highlight=False)
+    if done.delivery is not None and (done.delivery.deliveries or done.delivery.digests):
+        from assay._cli_notify import print_delivery
+
+        print_delivery(done.delivery)
+    if done.next_tick is not None:
+        out.print(f"next tick: {done.next_tick.isoformat()}", highlight=False)
+
+
+def print_ticks(done: Pass) -> None:
+    """The ticks a pass (or ``assay recover``) started or finished, one line each, and the
+    documents it skipped."""
     for problem in done.problems:
         err.print(f"[yellow]skipped[/yellow] {escape(problem)}", highlight=False)
     for started in done.started:
@@ -58,16 +75,10 @@ def _print_pass(done: Pass) -> None:
             f"{where}: {state}{counts}" + (f" (run {started.run_id})" if started.run_id else ""),
             highlight=False,
         )
+        if started.orphan_of:
+            out.print(f"  its process ({escape(started.orphan_of)}) was gone: taken over", highlight=False)
         if started.message:
             out.print(f"  {escape(started.message)}", highlight=False)
-    if not done.started:
-        out.print(f"nothing due at {done.now.isoformat()}", highlight=False)
-    if done.delivery is not None and (done.delivery.deliveries or done.delivery.digests):
-        from assay._cli_notify import print_delivery
-
-        print_delivery(done.delivery)
-    if done.next_tick is not None:
-        out.print(f"next tick: {done.next_tick.isoformat()}", highlight=False)
 
 
 def run_due(

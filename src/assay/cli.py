@@ -847,18 +847,27 @@ def recover_command(
     store: StoreOption = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print what was recovered as JSON.")] = False,
 ) -> None:
-    """Finish the runs that were killed after their commit, and undo those killed before it."""
+    """Finish the runs that were killed after their commit, and undo those killed before it; then
+    finish, or run again, the scheduled ticks whose process was killed."""
+    from datetime import UTC, datetime
+
+    from assay._cli_schedule import print_ticks
     from assay.platform.recover import recover
+    from assay.platform.schedule import resume_orphans
     from assay.store import MetricStore
 
     space = Workspace(workspace)
     space.ensure()
     with MetricStore.open(store_url(store), workspace=space.root) as metric_store:
         done = recover(metric_store, space, dataset=dataset)
+        ticks = resume_orphans(space, metric_store, datetime.now(UTC), dataset=dataset)
     if json_out:
-        _write_json("-", {"recovered": [item.to_dict() for item in done]})
+        _write_json(
+            "-",
+            {"recovered": [item.to_dict() for item in done], "ticks": [s.to_dict() for s in ticks.started]},
+        )
         return
-    if not done:
+    if not done and not ticks.started and not ticks.problems:
         out.print("nothing to recover", highlight=False)
     for item in done:
         out.print(
@@ -866,6 +875,7 @@ def recover_command(
             highlight=False,
             markup=False,
         )
+    print_ticks(ticks)
 
 
 @app.command("demo")

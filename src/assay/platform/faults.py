@@ -1,9 +1,10 @@
 """Crash points: the places where a run writes something that must survive a kill, named.
 
-The crash-safety tests (``tests/platform/test_crash.py``) start ``assay gate`` in a subprocess
-with ``ASSAY_CRASH_AT=<point>``; when the run reaches that point the process sends itself
-SIGKILL, exactly as an out-of-memory killer or a pulled plug would stop it, between two writes.
-Nothing else reads the variable, and a run without it pays one dictionary lookup per point.
+The crash-safety tests (``tests/lifecycle/``, ``tests/checks/test_crash.py``) start ``assay gate``,
+``assay run --due`` or another command in a subprocess with ``ASSAY_CRASH_AT=<point>``; when the
+process reaches that point it sends itself SIGKILL, exactly as an out-of-memory killer or a
+pulled plug would stop it, between two writes. Nothing else reads the variable, and a run
+without it pays one dictionary lookup per point.
 
 >>> checkpoint("before-commit")  # no ASSAY_CRASH_AT: nothing happens
 """
@@ -29,6 +30,13 @@ POINTS = (
 
 DECISION_POINTS = ("after-document",)  # accepting a proposal wrote the document, not the decision yet
 """The crash points of accepting a proposal (:mod:`assay.platform.proposals.decide`)."""
+
+SCHEDULE_POINTS = ("after-claim",)  # a pass claimed a tick (its row names its run), the run not started
+"""The crash points of a scheduler pass (:mod:`assay.platform.schedule`); the run it starts then
+passes the run's points."""
+
+RECOVERY_POINTS = ("in-recovery",)  # a dead run recorded as abandoned and its notice written, not committed
+"""The crash points of recovering a dead run (:mod:`assay.platform.recover`)."""
 
 DELIVERY_POINTS = ("after-send",)  # a delivery pass sent a notification and has not recorded it yet
 """The crash points of a delivery pass (:mod:`assay.platform.outbox`)."""

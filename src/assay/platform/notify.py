@@ -256,6 +256,63 @@ def load_config(workspace_root: Path) -> Config:
     return config
 
 
+def notify_run_error(
+    store: Any,
+    workspace_root: Path,
+    *,
+    kind: str,
+    dataset: str,
+    message: str,
+    run_id: str,
+    now: datetime,
+    document: Any = None,
+    source: str | None = None,
+) -> int:
+    """A run that failed as a whole, nothing judged (a config or system error of the run, or a
+    run whose process was killed before its commit, recovered as a ``system_error``): its
+    notification into the outbox through :func:`assay.platform.incidents.run_error`, once as that
+    module says, routed by the dataset's check document (``document``, else the workspace's
+    document of ``dataset``, if any) and assay.yaml. Without a readable assay.yaml there is no
+    route, and the run's record is the account. Returns how many notifications were added."""
+    from assay.platform.incidents import run_error
+
+    try:
+        config = load_config(workspace_root)
+    except ConfigError:
+        return 0
+    if document is None:
+        document = _document_of(workspace_root, dataset)
+    routes = (*(document.notify if document is not None else ()), *config.routes)
+    described = document.dataset.source.describe() if document is not None else dataset
+    return run_error(
+        store,
+        kind=kind,
+        dataset=dataset,
+        source=source or described,
+        message=message,
+        run_id=run_id,
+        route=lambda facts: route(routes, facts),
+        tags=document.dataset.tags if document is not None else (),
+        tier=document.dataset.tier if document is not None else None,
+        now=now,
+    )
+
+
+def _document_of(workspace_root: Path, dataset: str) -> Any:
+    """The workspace's check document of ``dataset``, or None (none, or one that does not
+    validate: its routes cannot be trusted, assay.yaml's still apply)."""
+    from assay.errors import AssayError
+    from assay.platform.checks.document import find_document, load_document
+
+    path = find_document(workspace_root / "checks", dataset)
+    if path is None:
+        return None
+    try:
+        return load_document(path)
+    except AssayError:
+        return None
+
+
 @dataclass(frozen=True)
 class Notification:
     """The payload every channel carries; its fields are a contract (docs/operations.md)."""

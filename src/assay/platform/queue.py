@@ -11,13 +11,16 @@ run, jobs as durable as the store, and a job is handed to one worker at a time
 Exactly once: a job's tick is taken by the worker that runs it with a conditional update of its
 row (``claimed`` → ``running``, naming the worker process), so even a job deferred twice runs
 once; the second job finds the tick taken and does nothing. A worker killed while running a job
-leaves its tick ``running``: the next ``--queue`` pass on that host finds its process gone
-(:func:`requeue_orphans`), puts the tick back to ``claimed`` and on the queue again, and the
-run that follows resumes from what the killed one measured (the run lifecycle).
+leaves its tick ``running``, held by the dead worker (and a pass killed between its claim and
+its enqueue leaves it ``claimed``, held by the dead pass): the next ``--queue`` pass on that host
+finds the process gone (:func:`requeue_orphans`), puts the tick back to ``claimed`` with no owner
+and on the queue again, and the run that follows resumes from what the killed one measured (the
+run lifecycle).
 """
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -148,7 +151,8 @@ def run_job(url: str, job: Job) -> JobResult:
     with MetricStore.open(url, workspace=workspace.root) as store:
         from assay.platform.run import owner
 
-        if not store.take_tick(job.document, job.profile, tick, worker=owner()):
+        run_id = str(uuid.uuid4())
+        if not store.take_tick(job.document, job.profile, tick, worker=owner(), run_id=run_id):
             LAST.append(result)
             return result
         result.ran = True
@@ -168,10 +172,12 @@ def run_job(url: str, job: Job) -> JobResult:
                 store=store,
                 workspace=workspace,
                 only=chosen,
+                run_id=run_id,
             )
         except AssayError as error:
             result.state = "config_error" if error.exit_code == 2 else "system_error"
             result.message = str(error)
+            result.run_id = run_id if store.run(run_id) is not None else None  # failed before its start
         else:
             result.state, result.run_id, result.message = done.state, done.run_id, done.error
         store.finish_tick(
@@ -201,18 +207,15 @@ def work(url: str, *, burst: bool, concurrency: int = 1) -> list[JobResult]:
 
 
 def requeue_orphans(store: Any, queue_app: Any, workspace_root: Path) -> list[Job]:
-    """Ticks ``running`` whose worker process is gone (killed, out of memory) go back on the
-    queue, once each; a worker on another host is never judged dead from here."""
-    from assay.platform.run import owner_alive
-    from assay.store.schedules import WORKER
+    """Ticks held by a process that is gone (a worker killed while running one, a pass killed
+    between its claim and its enqueue) go back on the queue, once each, by the rule that finds
+    a dead run's owner (:func:`assay.platform.schedule.orphans`); a process on another host is
+    never judged dead from here."""
+    from assay.platform.schedule import orphans
 
     requeued = []
-    for tick in store.ticks():
-        if tick.state != "running" or not (tick.message or "").startswith(WORKER):
-            continue
-        if owner_alive((tick.message or "")[len(WORKER) :]) is not False:
-            continue
-        if store.release_tick(tick.document, tick.profile, tick.tick):
+    for tick in orphans(store):
+        if store.release_tick(tick.document, tick.profile, tick.tick, dead=tick.owner):
             job = Job(
                 str(workspace_root.resolve()),
                 tick.document,

@@ -9,7 +9,12 @@ by another process); a run owned by a live process or by another host is left al
   part is settled from the run's manifest, the staged files are published, the run completes.
 - ``running``, commit point not passed: its pending loads are rejected, the decisions it asked
   for lose its rows, its staged files are deleted, and it becomes a ``system_error`` saying so.
-- ``completed`` with a staging folder left (killed while publishing): publishing is finished.
+- ``completed`` with a staging folder left (killed while publishing, or its summary could not
+  be written): publishing is finished, ``runs/<id>.json`` included.
+
+A run abandoned here is told as a run that failed as a whole is: its ``system_error``
+notification goes to the outbox (routed by assay.yaml and the dataset's check document) in the
+transaction that records it, so the record and the notice land together or not at all.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from assay.errors import AssayError
+from assay.platform.faults import checkpoint
 from assay.platform.run import (
     MANIFEST,
     STAGING,
@@ -35,6 +41,16 @@ from assay.vocabulary import RunState
 if TYPE_CHECKING:
     from assay.store import MetricStore
     from assay.workspace import Workspace
+
+
+ABANDONED = "abandoned"
+"""The ``recovered`` mark in the summary of a run that recovery abandoned: its process died
+before its commit, so nothing was checked (a scheduled tick naming it runs again)."""
+
+
+def abandoned(run: RunRecord) -> bool:
+    """Whether recovery abandoned ``run`` (rather than the run recording its own end)."""
+    return (run.summary or {}).get("recovered") == ABANDONED
 
 
 @dataclass(frozen=True)
@@ -58,9 +74,16 @@ class Recovered:
 
 
 def recover(
-    store: MetricStore, workspace: Workspace, *, dataset: str | None = None, exclude: str | None = None
+    store: MetricStore,
+    workspace: Workspace,
+    *,
+    dataset: str | None = None,
+    exclude: str | None = None,
+    now: datetime | None = None,
 ) -> list[Recovered]:
-    """Recover the dead runs of ``dataset`` (every dataset when None) in this workspace."""
+    """Recover the dead runs of ``dataset`` (every dataset when None) in this workspace; the
+    notices of those abandoned are written at ``now`` (a pass's clock; the wall clock when None)."""
+    now = now or datetime.now(UTC)
     done: list[Recovered] = []
     seen: set[str] = set()
     staging = workspace.root / STAGING
@@ -74,19 +97,19 @@ def recover(
             if dataset is None:  # a folder no run of this store made (a kill before its first record)
                 shutil.rmtree(folder, ignore_errors=True)
             continue
-        found = _recover(store, workspace, run)
+        found = _recover(store, workspace, run, now)
         if found is not None:
             done.append(found)
     for run in store.runs(dataset, limit=1000, state=RunState.RUNNING.value):
         if run.id in seen or run.id == exclude:
             continue
-        found = _recover(store, workspace, run)
+        found = _recover(store, workspace, run, now)
         if found is not None:
             done.append(found)
     return done
 
 
-def _recover(store: MetricStore, workspace: Workspace, run: RunRecord) -> Recovered | None:
+def _recover(store: MetricStore, workspace: Workspace, run: RunRecord, now: datetime) -> Recovered | None:
     manifest_path = workspace.root / STAGING / run.id / MANIFEST
     manifest = Manifest.read(manifest_path) if manifest_path.is_file() else None
     if run.state == RunState.COMPLETED.value:
@@ -124,14 +147,36 @@ def _recover(store: MetricStore, workspace: Workspace, run: RunRecord) -> Recove
                 f"the process that ran it ({run.owner or 'unknown'}) stopped before the run's commit; "
                 "nothing it wrote was kept"
             )
-            store.record_run(_with(again, RunState.SYSTEM_ERROR, {"error": why}, why))
-            action, detail = "abandoned", why
+            summary = {"error": why, "recovered": ABANDONED}
+            store.record_run(_with(again, RunState.SYSTEM_ERROR, summary, why))
+            _notify(store, workspace, again, why, now)
+            checkpoint("in-recovery")  # recorded and told, not committed: both land or neither
+            action, detail = ABANDONED, why
     if action == "finished" and manifest is not None:
         publish(workspace, manifest)
     else:
         shutil.rmtree(workspace.root / STAGING / run.id, ignore_errors=True)
         write_error_record(workspace, run.id, run.kind, RunState.SYSTEM_ERROR, detail)
     return Recovered(run.id, run.kind, run.dataset, action, detail)
+
+
+def _notify(store: MetricStore, workspace: Workspace, run: RunRecord, why: str, now: datetime) -> None:
+    """The abandoned run's ``system_error`` notice, as a run that failed as a whole sends it."""
+    if run.dataset is None:
+        return  # an ad-hoc run: no dataset, no route
+    from assay.platform.notify import notify_run_error
+
+    source = run.inputs[0].get("path") if run.inputs else None  # what the run read: the dedupe key
+    notify_run_error(
+        store,
+        workspace.root,
+        kind=RunState.SYSTEM_ERROR.value,
+        dataset=run.dataset,
+        message=why,
+        run_id=run.id,
+        now=now,
+        source=str(source) if source else None,
+    )
 
 
 def _snapshot(workspace: Workspace, run: RunRecord) -> int | None:

@@ -118,8 +118,10 @@ class Run:
         inputs: Sequence[Input] = (),
         engine_factory: Callable[[], Engine] | None = None,
         run_id: str | None = None,
+        now: datetime | None = None,
     ) -> None:
         self.id = run_id or str(uuid.uuid4())
+        self.now = now  # the run's clock (``--now``), for what it writes on others' behalf
         self.kind = kind
         self.dataset = dataset
         self.workspace = workspace
@@ -175,7 +177,7 @@ class Run:
         if self.store is not None:
             from assay.platform.recover import recover
 
-            recover(self.store, self.workspace, dataset=self.dataset, exclude=self.id)
+            recover(self.store, self.workspace, dataset=self.dataset, exclude=self.id, now=self.now)
             self._record()
         checkpoint("after-start")
         return self
@@ -340,10 +342,25 @@ def publish(workspace: Workspace, manifest: Manifest) -> None:
         except OSError as error:
             raise PlatformError(
                 f"run {manifest.run_id} is committed, but writing its summary in {workspace.runs} failed: "
-                f"{error.strerror or error}; the next run or `assay recover` finishes it"
+                f"{error.strerror or error}; {_left_to_recovery(workspace, manifest)}"
             ) from None
     checkpoint("after-summary")
     shutil.rmtree(root / STAGING / manifest.run_id, ignore_errors=True)
+
+
+def _left_to_recovery(workspace: Workspace, manifest: Manifest) -> str:
+    """Keep the manifest of a committed run whose publishing failed in its staging folder, where
+    recovery finds it (a run with no staged files had none on disk); say who finishes the run."""
+    path = workspace.root / STAGING / manifest.run_id / MANIFEST
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_durably(path, json.dumps(manifest.to_dict(), indent=1, default=str))
+    except OSError as error:
+        return (
+            f"keeping its manifest in {path.parent} failed too ({error.strerror or error}): "
+            "its record in the store is complete, and nothing will write its runs/ file"
+        )
+    return "the next run or `assay recover` finishes it"
 
 
 def as_assay_error(error: BaseException, phase: str) -> AssayError:

@@ -11,6 +11,12 @@ checks yesterday's slice each morning. Only the latest tick is due, however many
 scheduler that was down for three days runs each profile once when it comes back, not three
 times (docs/operations.md says why).
 
+A killed pass loses no day. A tick's row names, from its claim, the run that will check it and
+the pass that holds it; each pass first recovers the workspace's dead runs, then finds the ticks
+held by a process that is gone (:func:`orphans`, by the rule that finds a run's dead owner) and
+finishes each whose run ended, or takes it over and runs it again (``assay recover`` does the
+same: :func:`resume_orphans`).
+
 >>> from datetime import UTC, datetime
 >>> latest_tick("30 6 * * *", "Europe/Paris", datetime(2026, 12, 1, 5, 0, tzinfo=UTC)).isoformat()
 '2026-11-30T05:30:00+00:00'
@@ -21,6 +27,7 @@ times (docs/operations.md says why).
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -31,11 +38,15 @@ from zoneinfo import ZoneInfo
 import yaml
 
 from assay.errors import AssayError, ConfigError
+from assay.platform.faults import checkpoint
+from assay.platform.run import owner, owner_alive
+from assay.vocabulary import RunState
 from assay.workspace import Workspace
 
 if TYPE_CHECKING:
     from assay.platform.checks.document import Document
     from assay.store import MetricStore
+    from assay.store.schedules import TickRecord
 
 KIND = "DatasetChecks"
 IDLE_WAIT_S = 60.0
@@ -131,6 +142,7 @@ class Started:
     run_id: str | None = None
     summary: dict[str, Any] = field(default_factory=dict)
     message: str | None = None
+    orphan_of: str | None = None  # the dead process that held the tick before this pass
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -146,6 +158,7 @@ class Started:
             "run_id": self.run_id,
             "summary": self.summary,
             "message": self.message,
+            "orphan_of": self.orphan_of,
         }
 
 
@@ -158,7 +171,8 @@ class Pass:
     problems: list[str] = field(default_factory=list)  # documents that could not be read
     next_tick: datetime | None = None
     delivery: Any = None  # the pass's delivery of the outbox (assay.platform.outbox.DeliveryPass)
-    requeued: list[dict[str, Any]] = field(default_factory=list)  # ticks whose worker died, queued again
+    requeued: list[dict[str, Any]] = field(default_factory=list)  # ticks whose process died, queued again
+    recovered: list[dict[str, Any]] = field(default_factory=list)  # dead runs finished or abandoned
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -168,6 +182,7 @@ class Pass:
             "next_tick": None if self.next_tick is None else self.next_tick.isoformat(),
             "delivery": None if self.delivery is None else self.delivery.to_dict(),
             "requeued": self.requeued,
+            "recovered": self.recovered,
         }
 
 
@@ -314,23 +329,41 @@ def _pass(
     on_start: Callable[[Due], None] | None,
     queue_app: Any,
 ) -> Pass:
-    from assay.platform.checks.runner import run_document
+    from assay.platform.recover import recover
 
     documents, problems = scheduled_documents(workspace)
+    timed_events, event_problems = scheduled_events(workspace)
     done = Pass(now, problems=problems)
+    # every dead run of the workspace, whatever its dataset, before anything is due: a run killed
+    # on a dataset that no tick runs today is still told to its route today
+    done.recovered = [found.to_dict() for found in recover(store, workspace, now=now)]
     if queue_app is not None:
         from assay.platform.queue import requeue_orphans
 
         done.requeued = [job.__dict__ for job in requeue_orphans(store, queue_app, workspace.root)]
+    else:
+        for tick in orphans(store):
+            _resume(
+                workspace, store, now, tick, documents, timed_events, done, engine, spark_master, on_start
+            )
+    me = owner()
     for item in due(documents, store.last_ticks(), now):
         scheduled = item.scheduled
+        run_id = str(uuid.uuid4())
         claimed = store.claim_tick(
-            scheduled.name, item.profile, item.tick, item.at, scheduled.document.dataset.name
+            scheduled.name,
+            item.profile,
+            item.tick,
+            item.at,
+            scheduled.document.dataset.name,
+            owner=me,
+            run_id=None if queue_app is not None else run_id,
         )
         started = Started(item, claimed)
         done.started.append(started)
         if not claimed:
             continue
+        checkpoint("after-claim")
         if queue_app is not None:
             from assay.platform.queue import Job, enqueue
 
@@ -342,11 +375,149 @@ def _pass(
                 item.at.isoformat(),
             )
             enqueue(queue_app, job)
+            store.queue_tick(scheduled.name, item.profile, item.tick, owner=me)
             started.state = "queued"
             continue
-        if on_start is not None:
-            on_start(item)
-        try:
+        _run(workspace, store, now, item, started, run_id, engine, spark_master, on_start)
+    done.problems.extend(event_problems)
+    for event in due_events(timed_events, store.last_ticks(), now):
+        run_id = str(uuid.uuid4())
+        claimed = store.claim_tick(
+            event.scheduled.name, event.profile, event.tick, event.at, event.dataset, owner=me, run_id=run_id
+        )
+        started = Started(event, claimed)
+        done.started.append(started)
+        if claimed:
+            checkpoint("after-claim")
+            _run(workspace, store, now, event, started, run_id, engine, spark_master, on_start)
+    done.next_tick = earliest_next(documents, now, timed_events)
+    done.delivery = deliver(workspace, store, now, done.problems)
+    return done
+
+
+def orphans(store: MetricStore) -> list[TickRecord]:
+    """The ticks held by a process that is gone, by the rule that finds a run's dead owner
+    (:func:`assay.platform.run.owner_alive`): on this host, its pid no longer running (or reused
+    by another process). A tick held on another host is never judged from here."""
+    return [tick for tick in store.held_ticks() if owner_alive(tick.owner) is False]
+
+
+def resume_orphans(
+    workspace: Workspace, store: MetricStore, now: datetime, *, dataset: str | None = None
+) -> Pass:
+    """Finish or run again every tick (of ``dataset``, when given) whose process is gone, as the
+    next pass would (``assay recover`` calls it, after recovering the dead runs): a tick whose
+    run ended is finished with its run's state; one whose run never started, or was abandoned by
+    recovery, runs again under a new run id, at ``now``."""
+    documents, _ = scheduled_documents(workspace)  # a document that does not validate: see _resume
+    timed_events, _ = scheduled_events(workspace)
+    done = Pass(now)
+    for tick in orphans(store):
+        if dataset is None or tick.dataset == dataset:
+            _resume(workspace, store, now, tick, documents, timed_events, done, None, None, None)
+    return done
+
+
+def _resume(
+    workspace: Workspace,
+    store: MetricStore,
+    now: datetime,
+    tick: TickRecord,
+    documents: list[Scheduled],
+    timed_events: list[ScheduledEvent],
+    done: Pass,
+    engine: Any,
+    spark_master: str | None,
+    on_start: Callable[[Any], None] | None,
+) -> None:
+    """One orphaned tick: finished when its run ended by itself, else taken over and run again
+    (the dead runs were recovered first, so a run of an orphan is never still ``running``)."""
+    from assay.platform.recover import abandoned
+
+    dead = tick.owner or ""
+    run = store.run(tick.run_id) if tick.run_id else None
+    item = _due_of(tick, documents, timed_events)
+    if run is not None and run.state != RunState.RUNNING.value and not abandoned(run):
+        store.finish_tick(
+            tick.document, tick.profile, tick.tick, state=run.state, run_id=run.id, message=run.error
+        )
+        if item is not None:
+            summary = (run.summary or {}).get("summary")
+            done.started.append(
+                Started(item, True, run.state, run.id, dict(summary or {}), run.error, orphan_of=dead)
+            )
+        return
+    run_id = str(uuid.uuid4())
+    if not store.take_over_tick(
+        tick.document, tick.profile, tick.tick, dead=dead, owner=owner(), run_id=run_id
+    ):
+        return  # another pass took it first
+    if item is None:
+        message = (
+            f"{tick.document} has no schedule '{tick.profile}' that can be read now (it is gone, or the "
+            "document does not validate: `assay check validate` says why): the tick is not run again"
+        )
+        store.finish_tick(
+            tick.document, tick.profile, tick.tick, state="config_error", run_id=None, message=message
+        )
+        done.problems.append(message)
+        return
+    started = Started(item, True, orphan_of=dead)
+    done.started.append(started)
+    _run(workspace, store, now, item, started, run_id, engine, spark_master, on_start)
+
+
+def _due_of(
+    tick: TickRecord, documents: list[Scheduled], timed_events: list[ScheduledEvent]
+) -> Due | DueEvent | None:
+    """The due tick a stored tick is, from the workspace's documents as they are now; None when
+    its document or schedule is gone."""
+    from assay.platform.events.runner import window_start
+
+    for scheduled in documents:
+        if scheduled.name != tick.document:
+            continue
+        for profile in scheduled.document.profiles:
+            if profile.id == tick.profile and profile.schedule:
+                return Due(
+                    scheduled, profile.id, profile.schedule, profile.timezone, tick.tick, tick.logical_date
+                )
+    for event in timed_events:
+        if event.name == tick.document and tick.profile == EVENT_PROFILE:
+            spec = event.spec
+            window = window_start(None, tick.tick, spec.grain)
+            return DueEvent(
+                event, EVENT_PROFILE, spec.schedule, spec.timezone, tick.tick, tick.logical_date, window
+            )
+    return None
+
+
+def _run(
+    workspace: Workspace,
+    store: MetricStore,
+    now: datetime,
+    item: Due | DueEvent,
+    started: Started,
+    run_id: str,
+    engine: Any,
+    spark_master: str | None,
+    on_start: Callable[[Any], None] | None,
+) -> None:
+    """Run a claimed tick as the run ``run_id`` (the id its row names) and record how it ended;
+    a run's failure is its tick's state, never the end of the pass."""
+    if on_start is not None:
+        on_start(item)
+    try:
+        if isinstance(item, DueEvent):
+            from assay.platform.events.runner import run_event
+
+            result: Any = run_event(
+                item.scheduled.spec, at=item.window, now=now, store=store, workspace=workspace, run_id=run_id
+            )
+        else:
+            from assay.platform.checks.runner import run_document
+
+            scheduled = item.scheduled
             result = run_document(
                 scheduled.document,
                 scheduled.path,
@@ -357,56 +528,14 @@ def _pass(
                 only=tuple(item.expectations),
                 engine=engine,
                 spark_master=spark_master,
+                run_id=run_id,
             )
-        except AssayError as error:
-            started.state = "config_error" if error.exit_code == 2 else "system_error"
-            started.message = str(error)
-            _notify_run_error(workspace, store, scheduled.document, started, now)
-        else:
-            started.state, started.run_id = result.state, result.run_id
-            started.summary = dict(result.summary)
-            started.message = result.error
-        store.finish_tick(
-            scheduled.name,
-            item.profile,
-            item.tick,
-            state=started.state,
-            run_id=started.run_id,
-            message=started.message,
-        )
-    timed_events, event_problems = scheduled_events(workspace)
-    done.problems.extend(event_problems)
-    for event in due_events(timed_events, store.last_ticks(), now):
-        _run_event(workspace, store, now, event, done, on_start)
-    done.next_tick = earliest_next(documents, now, timed_events)
-    done.delivery = deliver(workspace, store, now, done.problems)
-    return done
-
-
-def _run_event(
-    workspace: Workspace,
-    store: MetricStore,
-    now: datetime,
-    item: DueEvent,
-    done: Pass,
-    on_start: Callable[[Any], None] | None,
-) -> None:
-    """Claim an event's due tick and run its window, in this process (the queue carries table
-    documents' ticks; an event's window is one query)."""
-    from assay.platform.events.runner import run_event
-
-    claimed = store.claim_tick(item.scheduled.name, item.profile, item.tick, item.at, item.dataset)
-    started = Started(item, claimed)
-    done.started.append(started)
-    if not claimed:
-        return
-    if on_start is not None:
-        on_start(item)
-    try:
-        result = run_event(item.scheduled.spec, at=item.window, now=now, store=store, workspace=workspace)
     except AssayError as error:
         started.state = "config_error" if error.exit_code == 2 else "system_error"
         started.message = str(error)
+        started.run_id = run_id if store.run(run_id) is not None else None  # failed before its start
+        if isinstance(item, Due):
+            _notify_run_error(workspace, store, item.scheduled.document, started, now)
     else:
         started.state, started.run_id = result.state, result.run_id
         started.summary = dict(result.summary)
@@ -438,32 +567,20 @@ def _notify_run_error(
     workspace: Workspace, store: MetricStore, document: Document, started: Started, now: datetime
 ) -> None:
     """A scheduled run that failed as a whole (nothing judged): its config or system error to
-    its route, once as docs/operations.md says. Without a readable assay.yaml there is no
-    route, and the tick's state is the record."""
-    import uuid
+    its route, once as docs/operations.md says."""
+    from assay.platform.notify import notify_run_error
 
-    from assay.platform.incidents import run_error
-    from assay.platform.notify import load_config, route
-
-    try:
-        config = load_config(workspace.root)
-    except ConfigError:
-        return
-    routes = (*document.notify, *config.routes)
-    dataset = document.dataset
     kind = started.state or "system_error"
     tick = f"{started.due.scheduled.name}/{started.due.profile}/{started.due.tick.isoformat()}"
-    run_error(
+    notify_run_error(
         store,
+        workspace.root,
         kind=kind,
-        dataset=dataset.name,
-        source=dataset.source.describe(),
+        dataset=document.dataset.name,
         message=started.message or kind,
         run_id=started.run_id or str(uuid.uuid5(uuid.NAMESPACE_URL, tick)),
-        route=lambda facts: route(routes, facts),
-        tags=dataset.tags,
-        tier=dataset.tier,
         now=now,
+        document=document,
     )
 
 

@@ -303,6 +303,8 @@ schedule_ticks = sa.Table(
     sa.Column("claimed_at", UTCDateTime, nullable=False),
     sa.Column("finished_at", UTCDateTime),
     sa.Column("message", sa.Text),
+    # the process holding the tick (host:pid:start), none while it waits on the queue (0010)
+    sa.Column("owner", sa.String(200)),
     sa.PrimaryKeyConstraint("document", "profile", "tick"),
 )
 

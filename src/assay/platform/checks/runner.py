@@ -185,9 +185,11 @@ class CheckRun:
         engine: Any = None,
         spark_master: str | None = None,
         sleep: Callable[[float], None] = clock.sleep,
+        run_id: str | None = None,
     ) -> None:
         from assay.judge.evaluation import parse_now
 
+        self.run_id = run_id  # chosen by the caller (a scheduler's tick names its run before it starts)
         self.document = document
         self.path = path
         self.now = parse_now(now)
@@ -229,6 +231,8 @@ class CheckRun:
             workspace=self.workspace,
             store=None if self.dry_run else self.store,
             inputs=[Input(self.document.dataset.source.describe())],
+            run_id=self.run_id,
+            now=self.now,
         )
         result = CheckResult(run.id, str(self.path), dataset, self.at_text, self.now, self.dry_run)
         run.counts = {"at": self.at_text}  # recorded from the start: a run that fails keeps its date

@@ -113,9 +113,11 @@ class EventRun:
         backoff: float | None = None,
         engine_factory: Callable[[], Engine] | None = None,
         sleep: Callable[[float], None] = clock.sleep,
+        run_id: str | None = None,
     ) -> None:
         from assay.judge.evaluation import parse_now
 
+        self.run_id = run_id  # chosen by the caller (a scheduler's tick names its run before it starts)
         self.event = event
         self.now = parse_now(now)
         self.start = window_start(at, self.now, event.grain)
@@ -155,6 +157,8 @@ class EventRun:
             workspace=self.workspace,
             store=None if self.dry_run else self.store,
             inputs=[Input(event.source)],
+            run_id=self.run_id,
+            now=self.now,
         )
         at = self.start.isoformat()
         result = EventResult(run.id, ", ".join(event.files), event.name, at, self.now, self.dry_run)
