@@ -571,10 +571,16 @@ def _guess_source(plane: Plane, dataset: str) -> dict[str, Any]:
 
 
 def _table_schema(plane: Plane, dataset: str) -> list[tuple[str, str]]:
-    """The columns of the workspace's Iceberg table ``dataset``, or [] when there is none."""
+    """The columns of the workspace's Iceberg table ``dataset``, or [] when there is none: a
+    dataset whose name is not ``namespace.table`` (the demo's ``orders``) is no table, and no
+    mistake either."""
+    from assay.lake.iceberg import NAME_PART, Warehouse
+
+    parts = dataset.split(".")
+    if len(parts) != 2 or not all(NAME_PART.fullmatch(p) for p in parts):
+        return []
     if not (plane.root / "warehouse").is_dir():
         return []
-    from assay.lake.iceberg import Warehouse
 
     with Warehouse.open(plane.root) as warehouse:
         if not warehouse.exists(dataset):

@@ -17,7 +17,7 @@ from typing import Any
 
 from assay.errors import ConfigError
 from assay.web.paging import Page
-from assay.web.plane import NotFound, Plane, check_filter, check_run_id
+from assay.web.plane import NotFound, Plane, check_filter, check_id, check_run_id
 
 INCIDENT_STATES = ("open", "acknowledged", "muted", "resolved")
 MUTE_HOURS_MAX = 24 * 90
@@ -205,7 +205,7 @@ def decide(
         plane.store,
         status,
         by=by,
-        decision_id=decision_id,
+        decision_id=None if decision_id is None else check_id(decision_id, "decision"),
         dataset=dataset,
         column=column,
         note=note or None,

@@ -68,6 +68,26 @@ def check_filter(value: str | None, what: str = "dataset") -> str | None:
     return None if value is None else names.check_name(value, what)
 
 
+MAX_ID = 2**63 - 1
+"""The largest id a store keeps (a signed 64-bit integer, SQLite's and PostgreSQL's bigint)."""
+
+
+def check_id(value: int, what: str) -> int:
+    """``value`` if it can be an id of the store, else :class:`NotFound` (a larger one names
+    nothing, and the database would refuse it as a number it cannot hold).
+
+    >>> check_id(12, "decision")
+    12
+    >>> check_id(10**30, "decision")
+    Traceback (most recent call last):
+    ...
+    assay.web.plane.NotFound: no decision 1000000000000000000000000000000
+    """
+    if not 1 <= value <= MAX_ID:
+        raise NotFound(f"no {what} {value}")
+    return value
+
+
 def check_run_id(value: str) -> str:
     """``value`` if it is a run id (a UUID), else :class:`NotFound`."""
     if not UUID.match(value):
