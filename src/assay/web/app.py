@@ -163,6 +163,8 @@ def create_app(settings: Settings | None = None, *, plane: Plane | None = None) 
             return unauthenticated(request, error)
         if isinstance(error, StarletteHTTPException):
             return http_error(request, error)
+        if isinstance(error, PlatformError):  # the store could not say who is asking
+            return platform_error(request, error)
         return unexpected(request, error)
 
     return app

@@ -76,9 +76,9 @@ class Principal:
 
 def identify(request: Request) -> Principal | None:
     """The caller of ``request``, or None: a bearer token first, then the session cookie."""
-    known: Principal | bool | None = getattr(request.state, _WHO, False)
-    if known is not False:
-        return known  # type: ignore[return-value]
+    known = getattr(request.state, _WHO, False)  # False: not asked yet
+    if known is None or isinstance(known, Principal):
+        return known
     store = request.app.state.plane.store
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
@@ -101,7 +101,7 @@ def identify(request: Request) -> Principal | None:
 
 def address(request: Request) -> str:
     """The client's address (behind a proxy, the one uvicorn takes from ``X-Forwarded-For`` when
-    the proxy is trusted: ``--forwarded-allow-ips``)."""
+    the proxy is trusted: ``FORWARDED_ALLOW_IPS``, 127.0.0.1 by default)."""
     return request.client.host if request.client is not None else "unknown"
 
 
