@@ -75,7 +75,7 @@ def serve(
         bool,
         typer.Option(
             "--secure-cookies",
-            help="Send the session cookie over HTTPS only (behind a TLS proxy).",
+            help="Send every cookie (session, login form, messages) over HTTPS only (behind a TLS proxy).",
         ),
     ] = False,
     json_out: Annotated[

@@ -5,7 +5,8 @@ Errors are answered as the caller expects them: a user's mistake (:class:`Config
 (404 for a name that names nothing, 409 for a document changed under a review) with its message;
 a platform failure (:class:`PlatformError`) is a 503 saying what failed; neither shows a
 traceback. Every answer carries a strict Content-Security-Policy: the pages run only the
-scripts served from ``/static``.
+scripts served from ``/static``. Request bodies are guarded before any route reads them
+(:mod:`assay.web.bodies`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from assay import __version__
 from assay.errors import ConfigError, PlatformError
-from assay.web.auth import Forbidden, Unauthenticated
+from assay.web.auth import Forbidden, TooManyAttempts, Unauthenticated
+from assay.web.bodies import BodyGuard
 from assay.web.plane import NotFound, Plane, Settings
 
 HERE = Path(__file__).parent
@@ -74,9 +76,12 @@ def create_app(settings: Settings | None = None, *, plane: Plane | None = None) 
 
     @app.get("/health", tags=["health"])
     def health() -> dict[str, Any]:
-        """Whether the server is up and its store answers."""
+        """Whether the server is up and its store answers (no path: it answers anyone)."""
         plane.store.user_count()
-        return {"status": "ok", "version": __version__, "workspace": str(plane.root)}
+        return {"status": "ok", "version": __version__}
+
+    # added before the headers' middleware, so that one wraps it and its refusals get the headers
+    app.add_middleware(BodyGuard, refuse=lambda request, error: refusal(request, error))
 
     @app.middleware("http")
     async def headers(request: Request, call_next: Any) -> Response:
@@ -90,10 +95,18 @@ def create_app(settings: Settings | None = None, *, plane: Plane | None = None) 
     def wants_json(request: Request) -> bool:
         return request.url.path.startswith(API) or request.url.path == "/health"
 
-    def answer(request: Request, status: int, message: str) -> Response:
+    def answer(
+        request: Request, status: int, message: str, headers: dict[str, str] | None = None
+    ) -> Response:
         if wants_json(request):
-            return JSONResponse({"error": message, "status": status}, status_code=status)
-        return pages.error_page(request, status, message)
+            return JSONResponse({"error": message, "status": status}, status_code=status, headers=headers)
+        page = pages.error_page(request, status, message)
+        page.headers.update(headers or {})
+        return page
+
+    @app.exception_handler(TooManyAttempts)
+    def too_many(request: Request, error: TooManyAttempts) -> Response:
+        return answer(request, 429, str(error), {"retry-after": str(error.retry_after)})
 
     @app.exception_handler(Unauthenticated)
     def unauthenticated(request: Request, error: Unauthenticated) -> Response:
@@ -145,5 +158,17 @@ def create_app(settings: Settings | None = None, *, plane: Plane | None = None) 
     @app.exception_handler(StarletteHTTPException)
     def http_error(request: Request, error: StarletteHTTPException) -> Response:
         return answer(request, error.status_code, str(error.detail))
+
+    def refusal(request: Request, error: Exception) -> Response:
+        """The answer to a request the body guard refuses, as the application's own."""
+        if isinstance(error, TooManyAttempts):
+            return too_many(request, error)
+        if isinstance(error, Unauthenticated):
+            return unauthenticated(request, error)
+        if isinstance(error, StarletteHTTPException):
+            return http_error(request, error)
+        if isinstance(error, PlatformError):  # the store could not say who is asking
+            return platform_error(request, error)
+        return unexpected(request, error)
 
     return app

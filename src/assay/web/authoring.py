@@ -387,20 +387,24 @@ def preview(plane: Plane, dataset: str, draft: Draft) -> dict[str, Any]:
 
 def save(plane: Plane, dataset: str, draft: Draft, *, base: str, by: str) -> dict[str, Any]:
     """Write the draft into the document, if the document is still the one the diff was shown
-    for (``base``); record the write, with its diff, in the audit trail."""
-    from assay.lake.writers import write_text
-    from assay.platform.checks.edit import diff_text
+    for (``base``); record the write, with its diff, in the audit trail. The comparison and the
+    write are one step under the document's lock: of authors saving on one base at once, one
+    writes and the others are told the document changed (a :class:`Conflict`), so every save
+    answered as saved is in the document."""
+    from assay.platform.checks.document import read_text
+    from assay.platform.checks.edit import diff_text, document_lock, write_document
 
-    path, current = _current(plane, dataset)
-    if hashlib.sha256(current.encode("utf-8")).hexdigest() != base:
-        raise Conflict(f"{plane.relative(path)} changed since its diff was shown: review the change again")
-    built = build(plane, dataset, draft)
-    if built.base != base or (built.new_document and built.path.exists()):
-        raise Conflict(
-            f"{plane.relative(built.path)} changed since its diff was shown: review the change again"
-        )
+    path = _document_path(plane, dataset)
+    changed = Conflict(f"{plane.relative(path)} changed since its diff was shown: review the change again")
+    with document_lock(path):
+        current = read_text(path, "check document") if path.exists() else ""
+        if hashlib.sha256(current.encode("utf-8")).hexdigest() != base:
+            raise changed
+        built = build(plane, dataset, draft)
+        if built.path != path or built.base != base:
+            raise changed
+        write_document(built.path, built.after)
     diff = diff_text(built.before, built.after, plane.relative(built.path))
-    write_text(built.path, built.after)
     action = "check.edit" if draft.replacing else "check.add"
     plane.store.audit(
         by,
@@ -418,15 +422,12 @@ def save(plane: Plane, dataset: str, draft: Draft, *, base: str, by: str) -> dic
     }
 
 
-def _current(plane: Plane, dataset: str) -> tuple[Path, str]:
-    """The dataset's document and its text now ('' for a document not written yet)."""
-    from assay.platform.checks.document import read_text
-
+def _document_path(plane: Plane, dataset: str) -> Path:
+    """The dataset's document, or where a new one goes."""
     s = subject(plane, dataset)
     if s.document is not None and s.path is not None:
-        return s.path, read_text(s.path, "check document")
-    path = _new_path(plane, dataset)
-    return path, ""
+        return Path(s.path)
+    return _new_path(plane, dataset)
 
 
 class Conflict(ConfigError):
@@ -579,10 +580,16 @@ def _guess_source(plane: Plane, dataset: str) -> dict[str, Any]:
 
 
 def _table_schema(plane: Plane, dataset: str) -> list[tuple[str, str]]:
-    """The columns of the workspace's Iceberg table ``dataset``, or [] when there is none."""
+    """The columns of the workspace's Iceberg table ``dataset``, or [] when there is none: a
+    dataset whose name is not ``namespace.table`` (the demo's ``orders``) is no table, and no
+    mistake either."""
+    from assay.lake.iceberg import NAME_PART, Warehouse
+
+    parts = dataset.split(".")
+    if len(parts) != 2 or not all(NAME_PART.fullmatch(p) for p in parts):
+        return []
     if not (plane.root / "warehouse").is_dir():
         return []
-    from assay.lake.iceberg import Warehouse
 
     with Warehouse.open(plane.root) as warehouse:
         if not warehouse.exists(dataset):

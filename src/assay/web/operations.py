@@ -17,7 +17,7 @@ from typing import Any
 
 from assay.errors import ConfigError
 from assay.web.paging import Page
-from assay.web.plane import NotFound, Plane, check_run_id
+from assay.web.plane import NotFound, Plane, check_filter, check_id, check_run_id
 
 INCIDENT_STATES = ("open", "acknowledged", "muted", "resolved")
 MUTE_HOURS_MAX = 24 * 90
@@ -43,7 +43,7 @@ def runs_page(
         raise ConfigError(f"state must be one of {', '.join(RUN_STATES)}, not {state!r}")
     page = page or Page()
     rows, total = plane.store.run_page(
-        dataset=dataset, kind=kind, state=state, limit=page.limit, offset=page.offset
+        dataset=check_filter(dataset), kind=kind, state=state, limit=page.limit, offset=page.offset
     )
     out = page.wrap([r.to_dict() for r in rows], total=total)
     out["filters"] = {"dataset": dataset, "kind": kind, "state": state}
@@ -94,7 +94,7 @@ def incidents_page(
         raise ConfigError(f"state must be one of {', '.join((*INCIDENT_STATES, 'active'))}, not {state!r}")
     page = page or Page()
     states = None if state is None else (INCIDENT_STATES[:3] if state == "active" else (state,))
-    found = plane.store.incidents(dataset=dataset, states=states)
+    found = plane.store.incidents(dataset=check_filter(dataset), states=states)
     out = page.wrap([incident_json(i) for i in page.cut(found)], total=len(found))
     out["filters"] = {"state": state, "dataset": dataset}
     out["states"] = [*INCIDENT_STATES, "active"]
@@ -179,7 +179,7 @@ def decisions_page(
         raise ConfigError(f"status must be pending, accepted or rejected, not {status!r}")
     page = page or Page()
     ids, total = plane.store.decision_page(
-        dataset=dataset, column=column, status=status, limit=page.limit, offset=page.offset
+        dataset=check_filter(dataset), column=column, status=status, limit=page.limit, offset=page.offset
     )
     out = page.wrap([decision_json(plane.store.decision(i)) for i in ids], total=total)
     out["filters"] = {"dataset": dataset, "column": column, "status": status}
@@ -205,7 +205,7 @@ def decide(
         plane.store,
         status,
         by=by,
-        decision_id=decision_id,
+        decision_id=None if decision_id is None else check_id(decision_id, "decision"),
         dataset=dataset,
         column=column,
         note=note or None,
@@ -234,7 +234,7 @@ def proposals_page(
     plane: Plane, *, state: str | None = "open", dataset: str | None = None, page: Page | None = None
 ) -> dict[str, Any]:
     page = page or Page()
-    found = list(reversed(plane.store.proposals(dataset=dataset, state=state)))
+    found = list(reversed(plane.store.proposals(dataset=check_filter(dataset), state=state)))
     out = page.wrap([p.to_dict() for p in page.cut(found)], total=len(found))
     out["filters"] = {"state": state, "dataset": dataset}
     return out
@@ -292,7 +292,11 @@ def gate_page(
     """Gate runs, newest first, with each one's counts; and every contributor with its run count."""
     page = page or Page()
     rows, total = plane.store.run_page(
-        dataset=table, kind="gate", contributor=contributor, limit=page.limit, offset=page.offset
+        dataset=check_filter(table, "table"),
+        kind="gate",
+        contributor=contributor,
+        limit=page.limit,
+        offset=page.offset,
     )
     out = page.wrap([_gate_line(plane, r) for r in rows], total=total)
     out["filters"] = {"table": table, "contributor": contributor}
@@ -412,7 +416,7 @@ def change_user(
 
 def audit_page(plane: Plane, *, dataset: str | None = None, page: Page | None = None) -> dict[str, Any]:
     page = page or Page()
-    rows, total = plane.store.audit_trail(dataset=dataset, limit=page.limit, offset=page.offset)
+    rows, total = plane.store.audit_trail(dataset=check_filter(dataset), limit=page.limit, offset=page.offset)
     out = page.wrap([r.to_dict() for r in rows], total=total)
     out["filters"] = {"dataset": dataset}
     return out

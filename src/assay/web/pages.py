@@ -24,10 +24,12 @@ from assay.web.auth import (
     SESSION_COOKIE,
     Forbidden,
     Principal,
+    admit,
     check_csrf,
     identify,
     needs,
     plane_of,
+    refuse,
 )
 from assay.web.paging import Page
 from assay.web.plane import Plane, check_name
@@ -182,15 +184,22 @@ def render(
         status_code=status,
     )
     if flash:
-        response.delete_cookie(FLASH, path="/")
+        response.delete_cookie(FLASH, path="/", secure=_secure(request), httponly=True, samesite="lax")
     return response
 
 
-def back(to: str, message: str | None = None) -> RedirectResponse:
+def _secure(request: Request) -> bool:
+    """Whether cookies go over HTTPS only (``--secure-cookies``): every cookie the site sets."""
+    return bool(plane_of(request).settings.secure_cookies)
+
+
+def back(request: Request, to: str, message: str | None = None) -> RedirectResponse:
     """Post/redirect/get, with a message for the next page."""
     response = RedirectResponse(to, status_code=303)
     if message:
-        response.set_cookie(FLASH, message[:300], httponly=True, samesite="lax", path="/")
+        response.set_cookie(
+            FLASH, message[:300], httponly=True, samesite="lax", secure=_secure(request), path="/"
+        )
     return response
 
 
@@ -224,8 +233,10 @@ def login_form(request: Request, next: str | None = None, token: str | None = No
 
     plane = plane_of(request)
     if token:
+        admit(request, "login link")
         user = plane.store.use_login_code(token)
         if user is None:
+            refuse(request, "login link", "used already, expired or never made")
             return _login_page(request, "this login link was used already or has expired", next, status=400)
         return _logged_in(plane, user, _safe_next(next))
     return _login_page(request, None, next, csrf=new_secret())
@@ -240,7 +251,9 @@ def _login_page(
     response = render(
         request, "login.html", {"error": error, "next": _safe_next(target), "login_csrf": csrf}, status=status
     )
-    response.set_cookie(LOGIN_CSRF_COOKIE, csrf, httponly=True, samesite="strict", path="/login")
+    response.set_cookie(
+        LOGIN_CSRF_COOKIE, csrf, httponly=True, samesite="strict", secure=_secure(request), path="/login"
+    )
     return response
 
 
@@ -259,8 +272,10 @@ def login(
     expected = request.cookies.get(LOGIN_CSRF_COOKIE)
     if not csrf or not expected or not hmac.compare_digest(csrf, expected):
         raise Forbidden("the login form's CSRF token is missing or wrong: reload the page and try again")
+    admit(request, "login form's token")
     user = plane.store.user_by_token(token.strip())
     if user is None:
+        refuse(request, "login form's token", "not a valid token")
         return _login_page(request, "that token is not valid", next, status=401)
     return _logged_in(plane, user, _safe_next(next))
 
@@ -277,7 +292,13 @@ def _logged_in(plane: Plane, user: Any, target: str) -> Response:
         path="/",
         max_age=7 * 86400,
     )
-    response.delete_cookie(LOGIN_CSRF_COOKIE, path="/login")
+    response.delete_cookie(
+        LOGIN_CSRF_COOKIE,
+        path="/login",
+        secure=plane.settings.secure_cookies,
+        httponly=True,
+        samesite="strict",
+    )
     return response
 
 
@@ -287,7 +308,7 @@ def logout(request: Request, who: Viewer, csrf: Csrf = None) -> Response:
     if who.session_id:
         plane_of(request).store.close_session(who.session_id)
     response = RedirectResponse("/login", status_code=303)
-    response.delete_cookie(SESSION_COOKIE, path="/")
+    response.delete_cookie(SESSION_COOKIE, path="/", secure=_secure(request), httponly=True, samesite="lax")
     return response
 
 
@@ -515,6 +536,7 @@ def save_page(request: Request, plane: PlaneDep, who: Author, name: str, form: E
     except ConfigError as err:
         return _editor(request, who, name, form.shown(plane, name), error=str(err), status=400)
     return back(
+        request,
         f"/datasets/{quote(name, safe='')}/quality",
         f"saved {saved['expectation']} in {saved['document']}",
     )
@@ -536,6 +558,7 @@ def run_page(
     done = run_now(plane, name, by=who.name, at=at or None)
     s = done["summary"]
     return back(
+        request,
         f"/datasets/{quote(name, safe='')}/quality",
         f"ran {name} at {done['at']}: {done['state']}; {s['passed']} passed, {s['failed']} failed, "
         f"{s['config_error']} config error, {s['system_error']} system error, {s['skipped']} skipped",
@@ -610,7 +633,7 @@ def incident_action_page(
         plane, incident_id, action, by=who.name, cause=cause or None, note=note or None, hours=hours
     )
     words = {"ack": "acknowledged", "resolve": "resolved", "mute": "muted"}[action]
-    return back(f"/incidents/{found['id']}", f"incident {found['id'][:8]} {words} by {who.name}")
+    return back(request, f"/incidents/{found['id']}", f"incident {found['id'][:8]} {words} by {who.name}")
 
 
 @router.get("/decisions")
@@ -654,6 +677,7 @@ def decision_page(
     d = done["decisions"][0]
     released = f"; {'; '.join(done['released'])}" if done["released"] else ""
     return back(
+        request,
         _safe_next(to or "/decisions"),
         f"{d['column']} = '{d['value']}' {d['status']} by {who.name}{released}",
     )
@@ -673,7 +697,7 @@ def decisions_bulk_page(
     done = operations.decide(
         plane, status, by=who.name, dataset=check_name(dataset, "dataset"), column=column or None
     )
-    return back("/decisions", f"{len(done['decisions'])} decision(s) {status} by {who.name}")
+    return back(request, "/decisions", f"{len(done['decisions'])} decision(s) {status} by {who.name}")
 
 
 @router.get("/proposals")
@@ -709,7 +733,9 @@ def proposal_action_page(
 ) -> Response:
     check_csrf(who, request, csrf)
     found = operations.proposal_action(plane, proposal_id, action, by=who.name, why=why)
-    return back(f"/proposals/{found['id']}", f"proposal {found['id'][:8]} {found['state']} by {who.name}")
+    return back(
+        request, f"/proposals/{found['id']}", f"proposal {found['id'][:8]} {found['state']} by {who.name}"
+    )
 
 
 @router.get("/gate")
@@ -817,4 +843,4 @@ def change_user_page(
     check_csrf(who, request, csrf)
     flag = None if disabled is None else disabled == "yes"
     operations.change_user(plane, check_name(user, "user"), by=who.name, role=role, disabled=flag)
-    return back("/users", f"{user} changed by {who.name}")
+    return back(request, "/users", f"{user} changed by {who.name}")

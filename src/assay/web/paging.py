@@ -18,6 +18,9 @@ from assay.errors import ConfigError
 
 MAX_PER_PAGE = 200
 DEFAULT_PER_PAGE = 50
+MAX_PAGE = 1_000_000
+"""The last page a request may ask for: 200 million items at 200 a page, far past any list kept,
+and an offset every store holds in a 64-bit integer (a page of 30 digits was a 500)."""
 
 
 @dataclass(frozen=True)
@@ -30,8 +33,8 @@ class Page:
         """A page from a request's ``page`` and ``per_page``; a ConfigError when out of range."""
         number = 1 if page is None else page
         size = DEFAULT_PER_PAGE if per_page is None else per_page
-        if number < 1:
-            raise ConfigError(f"page must be 1 or more, not {number}")
+        if not 1 <= number <= MAX_PAGE:
+            raise ConfigError(f"page must be between 1 and {MAX_PAGE}, not {number}")
         if not 1 <= size <= MAX_PER_PAGE:
             raise ConfigError(f"per_page must be between 1 and {MAX_PER_PAGE}, not {size}")
         return cls(number, size)

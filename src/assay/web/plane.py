@@ -19,7 +19,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from assay import names
 from assay.errors import ConfigError
+from assay.web.attempts import FAILURES, WINDOW, Attempts
 from assay.workspace import Workspace
 
 NAME = re.compile(r"^[^\x00-\x1f\x7f/\\]{1,200}$")
@@ -40,17 +42,49 @@ class NotFound(ConfigError):
 
 
 def check_name(value: str, what: str = "name") -> str:
-    r"""``value`` if it can be a name, else :class:`NotFound`.
+    r"""``value`` if it can be a name: a character no name may hold is a :class:`ConfigError`
+    (HTTP 400, :func:`assay.names.check_name`), a slash or a name too long names nothing
+    (:class:`NotFound`).
 
     >>> check_name("payments.trades")
     'payments.trades'
-    >>> check_name("bad\x00name")
+    >>> check_name("a\x00", "dataset")
     Traceback (most recent call last):
     ...
-    assay.web.plane.NotFound: no such name: 'bad\x00name'
+    assay.errors.ConfigError: dataset 'a\x00' holds U+0000 (a control character) at position 2: remove it
+    >>> check_name("../x", "dataset")
+    Traceback (most recent call last):
+    ...
+    assay.web.plane.NotFound: no such dataset: '../x'
     """
+    names.check_name(value, what)
     if not NAME.match(value):
         raise NotFound(f"no such {what}: {value!r}")
+    return value
+
+
+def check_filter(value: str | None, what: str = "dataset") -> str | None:
+    """A list's filter by name (``?dataset=``), refused as a name would be; None: no filter."""
+    return None if value is None else names.check_name(value, what)
+
+
+MAX_ID = 2**63 - 1
+"""The largest id a store keeps (a signed 64-bit integer, SQLite's and PostgreSQL's bigint)."""
+
+
+def check_id(value: int, what: str) -> int:
+    """``value`` if it can be an id of the store, else :class:`NotFound` (a larger one names
+    nothing, and the database would refuse it as a number it cannot hold).
+
+    >>> check_id(12, "decision")
+    12
+    >>> check_id(10**30, "decision")
+    Traceback (most recent call last):
+    ...
+    assay.web.plane.NotFound: no decision 1000000000000000000000000000000
+    """
+    if not 1 <= value <= MAX_ID:
+        raise NotFound(f"no {what} {value}")
     return value
 
 
@@ -70,6 +104,8 @@ class Settings:
     now: datetime | None = None  # a fixed clock (the demo's, a replay's); None: the real one
     secure_cookies: bool = False  # cookies only over HTTPS (behind a TLS proxy)
     page_size: int = 50
+    login_failures: int = FAILURES  # wrong secrets an address may send within login_window s
+    login_window: float = WINDOW
 
 
 @dataclass
@@ -85,6 +121,7 @@ class Plane:
     settings: Settings
     workspace: Workspace = field(init=False)
     store: Any = field(init=False)
+    attempts: Attempts = field(init=False)
     _documents: dict[Path, _Cached] = field(default_factory=dict, init=False)
     _events: _Cached | None = field(default=None, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
@@ -92,6 +129,7 @@ class Plane:
     def __post_init__(self) -> None:
         from assay.store import MetricStore
 
+        self.attempts = Attempts(self.settings.login_failures, self.settings.login_window)
         self.workspace = Workspace(self.settings.workspace)
         self.workspace.ensure()
         self.store = MetricStore.open(self.settings.store_url, workspace=self.workspace.root)

@@ -5,7 +5,9 @@ lists and indentation survive (ruamel.yaml's round trip), and only the added lin
 and returns the change as a unified diff; :func:`edited_text` is the same edit in memory. The
 edited text is checked with :func:`~assay.platform.checks.document.parse_document` before
 anything is written, and written whole or not at all: a document is never left invalid or half
-written.
+written. Writers of one document take turns (:func:`document_lock`): a writer reads the text it
+edits and writes the result while no other writer may, so no edit is lost to a concurrent one
+(:func:`write_document` for a writer that holds the lock).
 
 >>> text = '''apiVersion: assay/v1
 ... kind: DatasetChecks
@@ -29,10 +31,14 @@ expectations:
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import fcntl
 import io
+import os
 import re
-from collections.abc import Mapping, Sequence
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -44,7 +50,7 @@ from ruamel.yaml.error import YAMLError
 from assay.errors import ConfigError
 from assay.platform.checks.document import _specs, parse_document, read_text
 
-__all__ = ["add_expectations", "edited_text", "expectation_text"]
+__all__ = ["add_expectations", "document_lock", "edited_text", "expectation_text", "write_document"]
 
 
 def add_expectations(
@@ -88,13 +94,56 @@ def add_expectations(
     >>> "measured once a day" in doc.read_text()
     True
     """
-    from assay.lake.writers import write_text
-
     target = Path(path)
-    before = read_text(target, "check document")
-    after = edited_text(before, expectations, metrics, comments=comments, filename=str(target))
-    write_text(target, after)
+    with document_lock(target):
+        before = read_text(target, "check document")
+        after = edited_text(before, expectations, metrics, comments=comments, filename=str(target))
+        write_document(target, after)
     return diff_text(before, after, str(target))
+
+
+@contextlib.contextmanager
+def document_lock(path: Path) -> Iterator[None]:
+    """Hold the write lock of the check document ``path`` (written or not yet), across threads
+    and processes: an ``flock`` on ``.NAME.lock`` beside it. Not on the document itself: a write
+    replaces the document's file, and a writer waiting on the old one would then hold a lock on
+    a file nobody reads. Read the text to edit after taking it, and write before leaving it.
+
+    >>> import tempfile
+    >>> doc = Path(tempfile.mkdtemp()) / "orders.yaml"
+    >>> with document_lock(doc):
+    ...     write_document(doc, "kind: DatasetChecks")
+    >>> sorted(p.name for p in doc.parent.iterdir())
+    ['.orders.yaml.lock', 'orders.yaml']
+    """
+    lock = path.with_name(f".{path.name}.lock")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = lock.open("a")
+    except OSError as error:
+        raise ConfigError(f"{lock}: cannot lock the document to write it: {error.strerror}") from None
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file is closed, even by a kill
+        yield
+
+
+def write_document(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all, through a temporary file of this writer's
+    own (two writers never share one) renamed over it; hold :func:`document_lock`. A failure is
+    a :class:`ConfigError` naming the path, and leaves no temporary file."""
+    partial: str | None = None
+    try:
+        with tempfile.NamedTemporaryFile(
+            "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", suffix=".partial", delete=False
+        ) as handle:
+            partial = handle.name
+            handle.write(text)
+        os.replace(partial, path)
+    except OSError as error:
+        if partial is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(partial)
+        raise ConfigError(f"{path}: cannot write: {error.strerror}") from None
 
 
 def diff_text(before: str, after: str, name: str) -> str:
