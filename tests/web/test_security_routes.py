@@ -60,6 +60,15 @@ class HostileSource:
 HOSTILE_SOURCES: list[HostileSource] = [
     HostileSource("{path: [unclosed", frozenset({400})),
     HostileSource("- a list, not a mapping", frozenset({400})),
+    # outside the workspace's data folders, or a server nobody declared: 403 naming the rule,
+    # before anything is opened (docs/checks.md, "Where a source may be")
+    HostileSource("{path: ../../secret.txt}", frozenset({403})),
+    HostileSource("{path: /etc/passwd}", frozenset({403})),
+    HostileSource('{path: "/etc/*"}', frozenset({403})),
+    HostileSource('{path: "../../*.txt"}', frozenset({403})),
+    HostileSource("{duckdb: {path: ../../secret.txt, table: t}}", frozenset({403})),
+    HostileSource('{postgres: {url: "postgresql://x@127.0.0.1:1/db", table: public.t}}', frozenset({403})),
+    HostileSource('{postgres: {url: "postgresql://x@10.0.0.1:5432/db", table: public.t}}', frozenset({403})),
 ]
 """The hook for hostile sources (docs/web.md, "Safety"): add a case, it runs on the dry run,
 the preview and the save, through the API and the page."""

@@ -6,6 +6,7 @@ filter that updates as you type, a dry run shown in place); every page works wit
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Annotated, Any
@@ -33,6 +34,8 @@ from assay.web.auth import (
 )
 from assay.web.paging import Page
 from assay.web.plane import Plane, check_name
+
+log = logging.getLogger("assay.web")
 
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=HERE / "templates")
@@ -512,7 +515,17 @@ def _edit(request: Request, plane: Plane, who: Principal, name: str, form: Edito
             return _editor(request, who, name, shown, dry=authoring.dry_run(plane, name, form.draft))
         return _editor(request, who, name, shown, review=authoring.preview(plane, name, form.draft))
     except ConfigError as err:
-        return _editor(request, who, name, shown, error=str(err), status=400)
+        return _editor(request, who, name, shown, error=str(err), status=_status_of(request, err))
+
+
+def _status_of(request: Request, error: ConfigError) -> int:
+    """A draft's mistake is 400; a source the workspace does not allow is 403, and logged."""
+    from assay.platform.sources import SourceRefused
+
+    if isinstance(error, SourceRefused):
+        log.warning("source refused on %s %s: %s", request.method, request.url.path, error)
+        return 403
+    return 400
 
 
 @router.post("/datasets/{name}/checks/dry-run")
@@ -534,7 +547,8 @@ def save_page(request: Request, plane: PlaneDep, who: Author, name: str, form: E
             raise ConfigError("review the change before saving it")
         saved = authoring.save(plane, name, form.draft, base=form.base, by=who.name)
     except ConfigError as err:
-        return _editor(request, who, name, form.shown(plane, name), error=str(err), status=400)
+        shown = form.shown(plane, name)
+        return _editor(request, who, name, shown, error=str(err), status=_status_of(request, err))
     return back(
         request,
         f"/datasets/{quote(name, safe='')}/quality",
