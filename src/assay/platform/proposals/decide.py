@@ -13,7 +13,7 @@ from typing import Any
 
 from assay.errors import ConfigError
 from assay.platform.checks.document import find_document, read_text
-from assay.platform.checks.edit import diff_text, edited_text
+from assay.platform.checks.edit import diff_text, document_lock, edited_text, write_document
 from assay.store.proposals import ProposalRecord
 from assay.workspace import Workspace
 
@@ -32,9 +32,6 @@ def accept(
     dataset's check document, advisory, its description saying who accepted it and when, and
     a comment above it the proposal's id and numbers; returns the diff of the document. The
     document is written and the decision recorded together, or neither."""
-    from assay.lake.writers import write_text
-    from assay.platform.faults import checkpoint
-
     when = at or datetime.now(UTC)
     record = store.proposal(proposal_id)
     if record.state != "open":
@@ -56,6 +53,24 @@ def accept(
         f"{backtest.get('would_have_failed')} of {backtest.get('loads')} loads; dry run {dry.get('outcome')}"
     )
     metrics = {record.requires["profile"]: record.requires["metrics"]} if record.requires else None
+    # under the document's lock, as the web editor's saves: a save at the same moment is
+    # neither lost nor overwritten (tests/web/test_concurrent_saves.py)
+    with document_lock(path):
+        return _accept_locked(store, record, path, expectation, metrics, comment, by, when)
+
+
+def _accept_locked(
+    store: Any,
+    record: ProposalRecord,
+    path: Path,
+    expectation: dict[str, Any],
+    metrics: dict[str, Any] | None,
+    comment: str,
+    by: str,
+    when: datetime,
+) -> Accepted:
+    from assay.platform.faults import checkpoint
+
     before = read_text(path, "check document")
     if _written_already(before, record.expectation, str(path)):
         # a kill between the document's write and the decision's commit: the document holds the
@@ -77,7 +92,7 @@ def accept(
         store.decide_proposal(
             record.id, "accepted", by=by, at=when, document=str(path), detail={"diff": diff}
         )
-        write_text(path, after)
+        write_document(path, after)
         checkpoint("after-document")  # the document written, the decision not committed yet
     return Accepted(store.proposal(record.id), path, diff)
 
