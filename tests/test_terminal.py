@@ -57,3 +57,20 @@ def test_a_document_field_and_an_error_quoting_it_are_shown_escaped(tmp_path: Pa
     assert done.returncode == 0, done.stderr
     _clean(done.stdout + done.stderr)
     assert "no\\x1b[2Jpe" in done.stdout
+
+
+def test_a_dataset_name_with_a_control_or_bidi_character_is_refused_by_every_flow(tmp_path: Path) -> None:
+    (tmp_path / "orders.csv").write_text("id\n1\n")
+    (tmp_path / "rules.dqdl").write_text("Rules = [ RowCount > 0 ]\n")
+    workspace = str(tmp_path / "ws")
+    for name, shown in (("ord\x1b[2Jers", "U+001B"), ("ord\u202eers", "U+202E"), ("ord\x00ers", "U+0000")):
+        runs = (
+            ("dqdl", "run", str(tmp_path / "rules.dqdl"), "--data", str(tmp_path / "orders.csv"), "--dataset", name),
+            ("profile", str(tmp_path / "orders.csv"), "--dataset", name, "--load-date", "2026-11-01"),
+        )
+        for args in runs:
+            done = completed(*args, "--workspace", workspace)
+            assert done.returncode == 2, (args, done.stderr)
+            assert f"holds {shown}" in done.stderr and "Traceback" not in done.stderr
+            _clean(done.stdout + done.stderr)
+    assert not (tmp_path / "ws" / "runs").exists() or not any((tmp_path / "ws" / "runs").iterdir())

@@ -42,6 +42,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from assay.errors import AssayError, ConfigError, PlatformError
+from assay.names import check_name
 from assay.platform.faults import checkpoint
 from assay.store.records import OutcomeRecord, RunRecord
 from assay.vocabulary import RunState
@@ -123,7 +124,8 @@ class Run:
         self.id = run_id or str(uuid.uuid4())
         self.now = now  # the run's clock (``--now``), for what it writes on others' behalf
         self.kind = kind
-        self.dataset = dataset
+        # every flow's dataset name enters the store here: one rule for the CLI and the web
+        self.dataset = None if dataset is None else check_name(dataset, "dataset")
         self.workspace = workspace
         self.store = store
         self.inputs = list(inputs)
