@@ -63,10 +63,11 @@ def test_a_dataset_name_with_a_control_or_bidi_character_is_refused_by_every_flo
     (tmp_path / "orders.csv").write_text("id\n1\n")
     (tmp_path / "rules.dqdl").write_text("Rules = [ RowCount > 0 ]\n")
     workspace = str(tmp_path / "ws")
+    rules, data = str(tmp_path / "rules.dqdl"), str(tmp_path / "orders.csv")
     for name, shown in (("ord\x1b[2Jers", "U+001B"), ("ord\u202eers", "U+202E"), ("ord\x00ers", "U+0000")):
         runs = (
-            ("dqdl", "run", str(tmp_path / "rules.dqdl"), "--data", str(tmp_path / "orders.csv"), "--dataset", name),
-            ("profile", str(tmp_path / "orders.csv"), "--dataset", name, "--load-date", "2026-11-01"),
+            ("dqdl", "run", rules, "--data", data, "--dataset", name),
+            ("profile", data, "--dataset", name, "--load-date", "2026-11-01"),
         )
         for args in runs:
             done = completed(*args, "--workspace", workspace)
