@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from assay.errors import ConfigError
 from assay.lang import yamlsafe
+from assay.lang.dqdl.parser import MAX_WINDOW
 from assay.platform.notify import Route
 
 API_VERSION = "assay/v1"
@@ -292,7 +293,7 @@ class Expectation(_Strict):
     rule: str | None = None
     profile: str | None = None
     by: tuple[str, ...] = ()
-    min_history: Annotated[int, Field(ge=0)] = 0
+    min_history: Annotated[int, Field(ge=0, le=MAX_WINDOW)] = 0
     severity: Literal["critical", "error", "warning"] = "error"
     owner: str | None = None
     mode: Literal["enforce", "advisory"] = "enforce"
@@ -674,7 +675,8 @@ def _check_semantics(raw: dict[str, Any], report: Any) -> None:
             try:
                 parse_expect(str(expect), duration=spec is not None and spec.kind == "freshness")
             except ConditionError as error:
-                report(("expectations", i, "expect"), f"expect: {error}")
+                named = f" of '{eid}'" if isinstance(eid, str) else ""
+                report(("expectations", i, "expect"), f"expect{named}: {error}")
         rule = item.get("rule")
         if isinstance(rule, str):
             from assay.platform.checks.rules import RuleError, parse_rule
