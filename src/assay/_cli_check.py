@@ -121,13 +121,21 @@ def check_validate(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print what the document declares as JSON.")
     ] = False,
+    workspace: WorkspaceOption = None,
 ) -> None:
-    """Check DOC without reading any data; exit 2 listing every mistake as file:line:col: message."""
+    """Check DOC without reading any data; exit 2 listing every mistake as file:line:col: message.
+    With a workspace (when its folder exists), DOC's notify routes are checked against the
+    channels of its assay.yaml, as check run checks them."""
+    from assay.platform.checks.runner import notify_config
+
     files = _event_files(doc, more)
     if files is not None:
         _validate_events(files, json_out)
         return
     document = _load(doc)
+    space = Workspace(workspace)
+    if space.root.is_dir():
+        notify_config(space, document)
     metrics = sum(len(p.specs()) for p in document.profiles)
     if json_out:
         payload = {

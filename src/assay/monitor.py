@@ -165,14 +165,16 @@ DatasetConfig.model_rebuild()
 
 def load_config(path: Path) -> DatasetConfig:
     """Read a dataset configuration file; a mistake is a ConfigError naming the file and field."""
-    import yaml  # here: a dataset without a file (the common case of `assay profile`) never needs it
+    # here: a dataset without a file (the common case of `assay profile`) never needs YAML
+    from assay.lang import yamlsafe
 
     try:
-        document = yaml.safe_load(path.read_text()) or {}
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such configuration file") from None
-    except (OSError, yaml.YAMLError) as error:
+    except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read: {' '.join(str(error).split())}") from None
+    document = yamlsafe.load(text, filename=str(path)) or {}
     if isinstance(document, dict) and document.get("kind") == "DatasetChecks":
         # A check document is the dataset's home: the monitor reads its monitor: and gate:
         # sections, owners and tier (docs/checks.md).

@@ -208,7 +208,7 @@ def test_validate_reports_every_mistake_at_once(tmp_path: Path, capsys: pytest.C
     assert f"{doc}:3:" in lines[0] and "unknown field 'colour'" in lines[0]
     assert any(line.startswith(f"{doc}:8:") and "unknown metric 'row_cnt'" in line for line in lines)
     assert any(line.startswith(f"{doc}:9:") and "duplicate expectation id 'a'" in line for line in lines)
-    assert any(line.startswith(f"{doc}:9:") and "expect:" in line for line in lines)
+    assert any(line.startswith(f"{doc}:9:") and "expect of 'a':" in line for line in lines)
     assert assay("check", "run", str(doc), "--workspace", str(tmp_path)) == 2
     assert assay("check", "validate", str(Path(trades.__file__).parent / "data" / "trades.yaml")) == 0
 

@@ -27,10 +27,10 @@ import re
 from pathlib import Path
 
 import pyarrow as pa
-import yaml
 from sqlglot import exp
 
 from assay.errors import ConfigError
+from assay.lang import yamlsafe
 
 _DECIMAL = re.compile(r"decimal\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)")
 _NAMES: dict[str, pa.DataType] = {
@@ -94,11 +94,12 @@ def sql_type(dtype: pa.DataType) -> exp.DataType:
 def load_schema(path: Path) -> pa.Schema:
     """Read a schema file (YAML or JSON)."""
     try:
-        document = yaml.safe_load(path.read_text())
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such schema file") from None
-    except (OSError, yaml.YAMLError) as error:
+    except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read the schema: {' '.join(str(error).split())}") from None
+    document = yamlsafe.load(text, filename=str(path))
     columns = document.get("columns") if isinstance(document, dict) else None
     if not isinstance(columns, list) or not columns:
         raise ConfigError(f"{path}: a schema file lists its columns under 'columns:'")

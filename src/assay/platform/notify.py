@@ -34,10 +34,10 @@ from email.message import EmailMessage
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from assay.errors import ConfigError
+from assay.lang import yamlsafe
 
 CONFIG_FILE = "assay.yaml"
 KINDS = (
@@ -232,9 +232,10 @@ def load_config(workspace_root: Path) -> Config:
     if not path.exists():
         return Config()
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot be read: {str(error).splitlines()[0]}") from None
+    raw = yamlsafe.load(text, filename=str(path)) or {}
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a mapping (channels, smtp, routes)")
     try:

@@ -35,9 +35,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-import yaml
-
 from assay.errors import AssayError, ConfigError
+from assay.lang import yamlsafe
 from assay.platform.faults import checkpoint
 from assay.platform.run import owner, owner_alive
 from assay.vocabulary import RunState
@@ -200,9 +199,12 @@ def scheduled_documents(workspace: Workspace) -> tuple[list[Scheduled], list[str
         if not is_check_document(path):
             continue  # another kind of file (an event contract, a profile configuration): not read here
         try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+            raw = yamlsafe.load(path.read_text(encoding="utf-8"), filename=str(path))
+        except (OSError, UnicodeDecodeError) as error:
             problems.append(f"{path}: cannot be read: {str(error).splitlines()[0]}")
+            continue
+        except ConfigError as error:  # not YAML, or past a limit: file:line:col says where
+            problems.append(str(error))
             continue
         if not isinstance(raw, dict) or raw.get("kind") != KIND:
             continue  # another kind of file (a dataset's profile configuration, a contract)

@@ -162,15 +162,17 @@ def _event_names(path: Path) -> set[str]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return set()
-    import yaml
+    from assay.errors import ConfigError
+    from assay.lang import yamlsafe
 
     names: set[str] = set()
     try:
-        for raw in yaml.safe_load_all(text):
+        for node in yamlsafe.compose_all(text, filename=str(path)):
+            raw = yamlsafe.construct(node, filename=str(path))
             event = raw.get("event") if isinstance(raw, dict) else None
             if isinstance(event, dict) and isinstance(event.get("name"), str):
                 names.add(event["name"])
-    except yaml.YAMLError:
+    except ConfigError:
         return names
     return names
 

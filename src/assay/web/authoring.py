@@ -629,13 +629,12 @@ def _new_document(dataset: str, source: str | None, profile: str) -> str:
 
 
 def _load(text: str, what: str) -> Any:
+    from assay.lang import yamlsafe
+
     try:
-        return yaml.safe_load(text) if text and text.strip() else None
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        problem = getattr(error, "problem", None) or "not valid YAML"
-        raise ConfigError(f"{what}: {problem}{where}") from None
+        return yamlsafe.load(text, filename=what) if text and text.strip() else None
+    except yamlsafe.YAMLProblem as error:
+        raise ConfigError(f"{what}: {error.reason} (line {error.line}, column {error.column})") from None
 
 
 def _dump(value: Any) -> str:

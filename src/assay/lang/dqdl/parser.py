@@ -13,7 +13,7 @@ import re
 import zoneinfo
 from dataclasses import replace
 
-from assay.lang.dqdl import ast
+from assay.lang.dqdl import arithmetic, ast
 from assay.lang.dqdl.ast import CondKind, Op
 from assay.lang.dqdl.catalog import RULE_TYPES, RuleType, lookup
 from assay.lang.dqdl.errors import DQDLSyntaxError, DQDLWarning
@@ -22,6 +22,14 @@ from assay.lang.dqdl.tokens import Lexer, T, Token, time_parts, unescape
 MAX_LABELS = 10
 MAX_LABEL_KEY = 128
 MAX_LABEL_VALUE = 256
+MAX_WINDOW = 10_000
+"""``last(k)`` reads at most this many earlier loads: 27 years of daily loads, read from the store
+in milliseconds. A larger k is a typo (``last(99999999999999999999999)`` passed validation, then
+failed every run as a system error: no store takes an integer that large)."""
+MAX_DAYS = 36_525
+"""A duration (``<= 6 hours``, ``now() - 3 days``) spans at most 100 years in its unit: beyond,
+Python's dates overflowed in the run (a system error) for what is a typo."""
+_UNIT_DAYS = {"days": 1, "hours": 24, "minutes": 24 * 60}
 
 _SECTIONS = ("Metadata", "DataSources", "DefaultLabels", "Rules", "Analyzers")
 _DICT_KEYS = {"Metadata": ("Version",), "DataSources": ("Primary", "AdditionalDataSources")}
@@ -648,7 +656,13 @@ class _Parser:
         )
 
     def operator(self) -> Op:
-        token = self.advance()
+        token = self.tok
+        if not self.starts_condition():
+            raise self.error(
+                "a condition such as '> 0', 'between 10 and 20' or 'in [1, 2]' starts with "
+                f"=, !=, >, >=, <, <=, between, in, not or matches; found {token.describe()}"
+            )
+        self.advance()
         if token.type in _COMPARISONS:
             return _COMPARISONS[token.type]
         if token.type is T.BANG:
@@ -826,6 +840,7 @@ class _Parser:
             if not amount.text.isdigit():
                 raise self.error("the amount added to now() must be a whole number", amount)
             unit = self.time_unit()
+            self.check_span(amount, unit)
             self.close(token)
             return ast.Now(sign_token.text, int(amount.text), unit, self.span(token))
         raise self.error(
@@ -843,7 +858,15 @@ class _Parser:
         token = self.expect(T.NUMBER, "a duration such as 24 hours")
         if not token.text.isdigit():
             raise self.error("a duration is a whole number of days, hours or minutes", token)
-        return ast.Duration(int(token.text), self.time_unit(), self.span(token))
+        unit = self.time_unit()
+        self.check_span(token, unit)
+        return ast.Duration(int(token.text), unit, self.span(token))
+
+    def check_span(self, amount: Token, unit: str) -> None:
+        most = MAX_DAYS * _UNIT_DAYS[unit]
+        if int(amount.text) > most:
+            reason = f"a duration spans at most 100 years ({most:,} {unit}), not {amount.text}"
+            raise self.error(reason, amount)
 
     def size(self) -> ast.Size:
         token = self.expect(T.NUMBER, "a size such as 5 MB")
@@ -865,6 +888,18 @@ class _Parser:
             right = self.atom()
             left = ast.BinOp(_ARITHMETIC[op_token.type], left, right, left.span)
         return left
+
+    def check_window(self, k: ast.NumExpr, token: Token) -> None:
+        """``last(k)`` with k a whole number from 1 to :data:`MAX_WINDOW`, when k is a constant
+        (a k read from history is judged when the run knows it)."""
+        try:
+            value = arithmetic.evaluate(k, call=lambda _: None)
+        except ZeroDivisionError:
+            value = None  # the run reports it, as it does in any condition
+        if value is None or (value == int(value) and 1 <= value <= MAX_WINDOW):
+            return
+        shown = k.text if isinstance(k, ast.Number) else f"{value:g}"
+        raise self.error(f"last(k) reads 1 to {MAX_WINDOW:,} earlier loads, not {shown}", token)
 
     def number(self) -> ast.Number:
         token = self.tok
@@ -890,6 +925,7 @@ class _Parser:
         if token.type is T.IDENT and self.peek().type is T.LPAREN:
             self.advance()
             opening = self.advance()
+            first = self.tok
             args: list[ast.NumExpr] = []
             if self.tok.type is not T.RPAREN:
                 while True:
@@ -899,6 +935,8 @@ class _Parser:
                         continue
                     break
             self.close(opening, f"to close {token.text}(")
+            if token.text == "last" and args:
+                self.check_window(args[0], first)
             return ast.Call(token.text, tuple(args), self.span(token))
         if token.type is T.VARIABLE:
             raise self.error("constants hold strings and cannot be used in a numeric condition", token)

@@ -32,6 +32,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from assay.errors import ConfigError
+from assay.lang import yamlsafe
+from assay.lang.dqdl.parser import MAX_WINDOW
 from assay.platform.notify import Route
 
 API_VERSION = "assay/v1"
@@ -63,14 +65,11 @@ _SECONDS = {"s": 1, "second": 1, "m": 60, "minute": 60, "h": 3600, "hour": 3600,
 Path_ = tuple[str | int, ...]
 
 
-class _Located(yaml.SafeLoader):
-    """A safe loader that remembers where every mapping key and value starts."""
-
-
-def _load_with_marks(text: str) -> tuple[Any, dict[Path_, tuple[int, int]]]:
-    """The YAML document and the (line, column) of each path in it, both 1-based."""
+def _load_with_marks(text: str, filename: str) -> tuple[Any, dict[Path_, tuple[int, int]]]:
+    """The YAML document and the (line, column) of each path in it, both 1-based; read within
+    the limits of :mod:`assay.lang.yamlsafe` (a :class:`~assay.lang.yamlsafe.YAMLProblem`)."""
     marks: dict[Path_, tuple[int, int]] = {}
-    node = yaml.compose(text, Loader=_Located)
+    node = yamlsafe.compose(text, filename=filename)
     if node is None:
         return None, marks
 
@@ -87,7 +86,7 @@ def _load_with_marks(text: str) -> tuple[Any, dict[Path_, tuple[int, int]]]:
                 walk(item, (*path, i))
 
     walk(node, ())
-    return yaml.load(text, Loader=_Located), marks
+    return yamlsafe.construct(node, filename=filename), marks
 
 
 # --- the model ------------------------------------------------------------------------------------
@@ -294,7 +293,7 @@ class Expectation(_Strict):
     rule: str | None = None
     profile: str | None = None
     by: tuple[str, ...] = ()
-    min_history: Annotated[int, Field(ge=0)] = 0
+    min_history: Annotated[int, Field(ge=0, le=MAX_WINDOW)] = 0
     severity: Literal["critical", "error", "warning"] = "error"
     owner: str | None = None
     mode: Literal["enforce", "advisory"] = "enforce"
@@ -544,12 +543,9 @@ def load_document(path: Path | str) -> Document:
 def parse_document(text: str, *, filename: str = "<document>") -> Document:
     """Check document text; see :func:`load_document`."""
     try:
-        raw, marks = _load_with_marks(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
-        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-        reason = getattr(error, "problem", None) or str(error)
-        raise DocumentError([Problem(filename, line, column, f"not valid YAML: {reason}")]) from None
+        raw, marks = _load_with_marks(text, filename)
+    except yamlsafe.YAMLProblem as error:
+        raise DocumentError([Problem(filename, error.line, error.column, error.reason)]) from None
     if not isinstance(raw, dict):
         raise DocumentError(
             [Problem(filename, 1, 1, "a check document is a YAML mapping (apiVersion, kind, ...)")]
@@ -679,7 +675,8 @@ def _check_semantics(raw: dict[str, Any], report: Any) -> None:
             try:
                 parse_expect(str(expect), duration=spec is not None and spec.kind == "freshness")
             except ConditionError as error:
-                report(("expectations", i, "expect"), f"expect: {error}")
+                named = f" of '{eid}'" if isinstance(eid, str) else ""
+                report(("expectations", i, "expect"), f"expect{named}: {error}")
         rule = item.get("rule")
         if isinstance(rule, str):
             from assay.platform.checks.rules import RuleError, parse_rule
@@ -761,8 +758,8 @@ def find_document(folder: Path, dataset: str) -> Path | None:
     for path in sorted(folder.glob("*.yaml")):
         if path.is_file() and is_check_document(path):
             try:
-                raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, yaml.YAMLError):
+                raw = yamlsafe.load(path.read_text(encoding="utf-8"), filename=str(path))
+            except (OSError, UnicodeDecodeError, ConfigError):
                 continue
             found = raw.get("dataset") if isinstance(raw, dict) else None
             if isinstance(found, dict) and found.get("name") == dataset:

@@ -48,6 +48,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
 from assay.errors import ConfigError
+from assay.lang import yamlsafe
 from assay.platform.checks.document import _specs, parse_document, read_text
 
 __all__ = ["add_expectations", "document_lock", "edited_text", "expectation_text", "write_document"]
@@ -170,7 +171,9 @@ def edited_text(
     """The document ``text`` with ``expectations`` and ``metrics`` added (see
     :func:`add_expectations`), checked with ``parse_document``; nothing is written. With
     ``replacing``, the first expectation takes the place of the one with that id (an edit)."""
-    parse_document(text, filename=filename)  # a broken document is reported as it stands
+    # a broken document is reported as it stands, and ruamel reads only a text within the limits
+    # of assay.lang.yamlsafe that parse_document applies
+    parse_document(text, filename=filename)
     yaml = _yaml(text)
     try:
         root = yaml.load(text)
@@ -242,6 +245,9 @@ def expectation_text(text: str, expectation_id: str, *, filename: str = "<docume
     id: fresh
     expect: "<= 6 hours"
     """
+    # ruamel.yaml expands aliases and recurses as PyYAML does: the text passes the same limits
+    # (and refuses a key given twice) before ruamel reads it
+    yamlsafe.compose(text, filename=filename)
     yaml = YAML()
     yaml.preserve_quotes = True
     yaml.width = 4096

@@ -65,7 +65,7 @@ import yaml
 from sqlglot import exp
 
 from assay.errors import ConfigError
-from assay.lang import sqlsafe
+from assay.lang import sqlsafe, yamlsafe
 from assay.platform.checks.document import METRIC_KINDS, parse_document
 
 PROFILE = "contract"
@@ -161,12 +161,7 @@ def import_odcs(text: str, *, filename: str, schema: str | None = None) -> Impor
 
 
 def _load(text: str, filename: str) -> Mapping[str, Any]:
-    try:
-        contract = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
-        raise ConfigError(f"{filename}{where}: not valid YAML: {getattr(error, 'problem', error)}") from None
+    contract = yamlsafe.load(text, filename=filename)
     if not isinstance(contract, Mapping):
         raise ConfigError(f"{filename}: an ODCS contract is a YAML mapping (apiVersion, kind, schema, ...)")
     if contract.get("kind", "DataContract") != "DataContract":

@@ -205,7 +205,7 @@ class CheckRun:
                 f"(expectations: {', '.join(sorted(known))})"
             )
         self.chosen = [e for e in document.expectations if not only or e.id in only]
-        self.notify = None if dry_run else _notify_config(self.workspace, document)
+        self.notify = None if dry_run else notify_config(self.workspace, document)
         self.resumed_from: str | None = None  # the killed run whose measurement this one took
         retry = document.dataset.retry
         self.attempts = retry.attempts if retries is None else retries + 1
@@ -878,12 +878,12 @@ def failing_severities(result: CheckResult, threshold: str) -> bool:
     )
 
 
-__all__ = ["CheckResult", "CheckRun", "failing_severities", "run_document", "summarize"]
+__all__ = ["CheckResult", "CheckRun", "failing_severities", "notify_config", "run_document", "summarize"]
 
 
-def _notify_config(workspace: Workspace, document: Document) -> Any:
+def notify_config(workspace: Workspace, document: Document) -> Any:
     """The workspace's notification settings (assay.yaml), with the document's own routes
-    checked against its channels before anything is measured."""
+    checked against its channels before anything is measured (and by ``assay check validate``)."""
     from assay.platform.notify import load_config
 
     config = load_config(workspace.root)

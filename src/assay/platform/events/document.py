@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from assay.errors import ConfigError
-from assay.platform.checks.document import DocumentError, Path_, Problem, _load_with_marks, _Located
+from assay.lang import yamlsafe
+from assay.platform.checks.document import DocumentError, Path_, Problem, _load_with_marks
 from assay.platform.events.contract import KIND, Contract
 
 
@@ -80,9 +80,9 @@ def parse_file(text: str, file: Path) -> tuple[list[Loaded], list[Problem]]:
     """The valid contracts of one file and the mistakes of the others."""
     filename = str(file)
     try:
-        nodes = [node for node in yaml.compose_all(text, Loader=_Located) if node is not None]
-    except yaml.YAMLError as error:
-        return [], [_yaml_problem(filename, error)]
+        nodes = yamlsafe.compose_all(text, filename=filename)
+    except yamlsafe.YAMLProblem as error:
+        return [], [Problem(filename, error.line, error.column, error.reason)]
     if not nodes:
         return [], [Problem(filename, 1, 1, "an event contract is a YAML mapping (apiVersion, kind, ...)")]
     loaded: list[Loaded] = []
@@ -91,7 +91,7 @@ def parse_file(text: str, file: Path) -> tuple[list[Loaded], list[Problem]]:
         start, end = node.start_mark, node.end_mark
         # the document alone, at the same lines and columns as in the file
         piece = "\n" * start.line + " " * start.column + text[start.index : end.index]
-        raw, marks = _load_with_marks(piece)
+        raw, marks = _load_with_marks(piece, filename)
         if raw is None:
             continue
         found, mistakes = _validate(raw, marks, filename, (start.line + 1, start.column + 1))
@@ -99,13 +99,6 @@ def parse_file(text: str, file: Path) -> tuple[list[Loaded], list[Problem]]:
         if found is not None:
             loaded.append(Loaded(found, file, marks))
     return loaded, problems
-
-
-def _yaml_problem(filename: str, error: yaml.YAMLError) -> Problem:
-    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
-    line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-    reason = getattr(error, "problem", None) or str(error)
-    return Problem(filename, line, column, f"not valid YAML: {reason}")
 
 
 def _validate(
