@@ -75,3 +75,17 @@ def test_a_dataset_name_with_a_control_or_bidi_character_is_refused_by_every_flo
             assert f"holds {shown}" in done.stderr and "Traceback" not in done.stderr
             _clean(done.stdout + done.stderr)
     assert not (tmp_path / "ws" / "runs").exists() or not any((tmp_path / "ws" / "runs").iterdir())
+
+
+def test_a_document_whose_dataset_name_holds_an_escape_is_refused_where_it_is(tmp_path: Path) -> None:
+    document = tmp_path / "orders.yaml"
+    document.write_text(
+        "apiVersion: assay/v1\nkind: DatasetChecks\n"
+        'dataset: {name: "ord\\e[2Jers", source: {path: orders.csv}}\n'
+        "profiles: [{id: daily, metrics: [row_count]}]\n"
+    )
+    done = completed("check", "validate", str(document))
+    assert done.returncode == 2
+    assert "orders.yaml:3" in done.stderr
+    assert "holds U+001B (a control character) at position 4" in done.stderr
+    _clean(done.stdout + done.stderr)

@@ -203,10 +203,11 @@ def _fixed_part(path: Path) -> Path:
 def _sources_part(config: Path) -> Any:
     if not config.is_file():
         return None
-    import yaml
+    from assay.lang import yamlsafe
 
     try:
-        raw = yaml.safe_load(config.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        text = config.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{config}: cannot be read: {str(error).splitlines()[0]}") from None
+    raw = yamlsafe.load(text, filename=str(config))
     return raw.get("sources") if isinstance(raw, dict) else None

@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from assay.errors import ConfigError
 from assay.lang import yamlsafe
 from assay.lang.dqdl.parser import MAX_WINDOW
+from assay.names import check_name
 from assay.platform.notify import Route
 
 API_VERSION = "assay/v1"
@@ -185,6 +186,14 @@ class Dataset(_Strict):
     # a certification count (docs/scores.md)
     columns: dict[str, Annotated[str, Field(min_length=1)]] = {}
     consumers: tuple[Consumer, ...] = ()
+
+    @field_validator("name")
+    @classmethod
+    def _a_name(cls, value: str) -> str:
+        try:
+            return check_name(value, "dataset name")
+        except ConfigError as error:
+            raise ValueError(error.message) from None
 
 
 class Slice(_Strict):
