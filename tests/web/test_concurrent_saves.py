@@ -1,7 +1,8 @@
 """Authors saving the same check document at once, against a real server: every save answered
 201 is in the document, every other one is a 409 that says why, the audit trail lists exactly
 the 201s, and no temporary file is left. And the document's writer itself, from several
-processes at once: no addition is lost (docs/web.md, "Add a check")."""
+processes at once: no addition is lost (docs/web.md, "Add a check"). On SQLite and on a
+PostgreSQL store (the audit trail's)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
 import yaml
 
 from _demo_workspace import copy
 from assay.platform.checks.edit import add_expectations
+from pgserver import postgres_server, postgres_url  # noqa: F401
 from web.browser import served
 from web.conftest import open_plane, users_of
 
@@ -28,9 +31,13 @@ def _expectation(eid: str) -> str:
     return yaml.safe_dump({"id": eid, "rule": "RowCount > 0", "profile": "daily", "severity": "warning"})
 
 
-def test_concurrent_saves_keep_every_save_answered_201(tmp_path: Path) -> None:
+@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
+def test_concurrent_saves_keep_every_save_answered_201(
+    tmp_path: Path, store: str, request: pytest.FixtureRequest
+) -> None:
     root = copy(tmp_path / "assay-demo")
-    plane = open_plane(root)
+    url = request.getfixturevalue("postgres_url") if store == "postgresql" else None
+    plane = open_plane(root, url)
     token = users_of(plane)["author"]
     document = root / "checks" / "trades.yaml"
     before = {e["id"] for e in yaml.safe_load(document.read_text())["expectations"]}
