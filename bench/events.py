@@ -131,6 +131,9 @@ def assay(root: Path, files: list[Path]) -> tuple[list[Any], float]:
     from assay.workspace import Workspace
 
     found = events(load_contracts(files))
+    # the feed and the contracts lie beside the workspace: its admin allows their folder
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "assay.yaml").write_text(f"sources:\n  paths: [{root.parent}]\n")
     with MetricStore.open(workspace=root) as store:
         started = time.perf_counter()
         results = run_events(

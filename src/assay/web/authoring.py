@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -572,11 +573,26 @@ def _dqdl_string(value: str) -> str:
 
 def _guess_source(plane: Plane, dataset: str) -> dict[str, Any]:
     """Where a dataset without a document likely is: a table of the workspace's warehouse, else
-    the file its latest load read (relative to ``checks/``), else a placeholder to edit."""
+    the file its latest load read (relative to ``checks/``) when the workspace allows reading it,
+    else a placeholder to edit (never a source the save would refuse)."""
+    from assay.platform.sources import SourcePolicy
+
     if _table_schema(plane, dataset):
         return {"iceberg": dataset}
-    path = plane.store.latest_source(dataset)
-    return {"path": path or f"../data/{dataset}/*.parquet"}
+    placeholder = {"path": f"../data/{dataset}/*.parquet"}
+    recorded = plane.store.latest_source(dataset)
+    if recorded is None:
+        return placeholder
+    checks = plane.root / "checks"
+    # a load records its path as its command line gave it (relative to where that ran: the
+    # server's folder is the best guess of it)
+    candidate = Path(recorded) if Path(recorded).is_absolute() else Path.cwd() / recorded
+    try:
+        found = SourcePolicy.of(plane.root).path(str(candidate), base=checks).resolve()
+    except ConfigError:  # outside what the workspace allows, or a broken assay.yaml
+        return placeholder
+    inside = found.is_relative_to(plane.root.resolve())
+    return {"path": os.path.relpath(found, checks.resolve()) if inside else str(found)}
 
 
 def _table_schema(plane: Plane, dataset: str) -> list[tuple[str, str]]:
