@@ -7,16 +7,16 @@ summary into findings, one per incident key the run judged (failed or passed), a
 puts what they cause in the outbox, routed by the dataset's check document (``notify:``, its
 ``owners``) and ``assay.yaml``'s ``routes:``. Once per incident, never once per run.
 
-========  ==========================================  ================================  =========
-flow      incident key (expectation; group)           dimension                         failed
-========  ==========================================  ================================  =========
-gate      ``gate:<rule_id>``; the contributor          the rule's category if it is one  rows quarantined (or the file refused) by it
-          ``gate:parse_error|identity|duplicate|...``  validity, completeness, ...      rows quarantined so
-          ``gate:held``                                validity                          rows held for a decision
-profile   ``profile:<kind>(<column>)``                 null_rate completeness, volume    a hard alert, or new values
-                                                       volume, the rest validity         waiting on a decision
-dqdl      the DQDL rule's text                          its rule type's                   the rule failed
-========  ==========================================  ================================  =========
+- **gate**: ``gate:<rule_id>`` per contributor (the group ``{contributor: ...}``), failed when the
+  critical rule quarantined rows or refused the file (dimension: the rule's category when it is
+  one, else its rule type's); ``gate:parse_error``, ``gate:contributor``, ``gate:identity``,
+  ``gate:duplicate``, ``gate:domain`` for the gate's own reasons to quarantine; ``gate:held`` for
+  rows held for a decision on a never-seen value (validity);
+- **profile**: ``profile:<kind>(<column>)`` (``profile:volume``), failed on a hard alert or on new
+  values waiting on a decision (dimension: ``null_rate`` completeness, ``volume`` volume, the rest
+  validity);
+- **dqdl** (``--dataset``): each rule by its DQDL text, failed when it failed (its rule type's
+  dimension).
 
 A gate run is dated by its wall clock (each delivery is an event of its own), a profile by its
 load date and a DQDL run by its evaluation time (``--now``): an incident counts a logical time
@@ -199,15 +199,15 @@ def gate_findings(summary: Mapping[str, Any]) -> list[Finding]:
             )
         )
     held = counts["held"]
-    message = None
+    told: str | None = None
     if held:
-        message = (
-            f"{contributor['contributor']}'s batch {batch}: {held} of {total} row(s) held for a decision "
-            f"on a never-seen value (decisions {', '.join(str(d) for d in detail['decisions'])}); "
-            f"held file {summary.get('held_file')}"
+        decisions = ", ".join(str(d) for d in summary.get("decisions") or [])
+        told = (
+            f"{contributor['contributor']}'s batch {batch}: {held} of {total} row(s) held for a "
+            f"decision on a never-seen value (decisions {decisions}); held file {summary.get('held_file')}"
         )
     out.append(
-        Finding("gate:held", "validity", bool(held), "error", float(held), 0, message, contributor, detail)
+        Finding("gate:held", "validity", bool(held), "error", float(held), 0, told, contributor, detail)
     )
     return out
 

@@ -400,7 +400,8 @@ def _words(
         now = incident.observed
         if why == "moved" and previous is not None and now is not None:
             verb = "rose" if now > previous else "fell"
-            return f"{what} {verb} from {_number(previous)} to {_number(now)} and still fails: {incident.message}"
+            moved = f"{verb} from {_number(previous)} to {_number(now)}"
+            return f"{what} {moved} and still fails: {incident.message}"
         return f"{what} is now {incident.severity}: {incident.message}"
     return f"{what} failed: {incident.message}"
 

@@ -368,7 +368,8 @@ class Notification:
     def facts(self) -> list[tuple[str, str]]:
         """The payload's facts in words, for Slack and e-mail."""
         names = (
-            "dataset", "expectation", "group", "groups", "severity", "outcome", "observed", "expected", "run_id",
+            "dataset", "expectation", "group", "groups", "severity",
+            "outcome", "observed", "expected", "run_id",
         )  # fmt: skip
         found = [(n, getattr(self, n)) for n in names if getattr(self, n) not in (None, {}, "")]
         return [(n, v if isinstance(v, str) else json.dumps(v, default=str)) for n, v in found]
