@@ -188,3 +188,30 @@ def test_a_by_failure_names_its_groups_and_escalation_says_which_way_it_moved(
     assert "region=EU" in opened["message"]
     assert escalated["kind"] == "incident_escalated" and escalated["groups"] == [{"region": "EU"}]
     assert "is worse" not in escalated["message"] and "rose from 100 to 300" in escalated["message"]
+
+
+def test_a_dqdl_run_with_a_dataset_opens_an_incident_for_its_failing_rule(
+    tmp_path: Path, receiver: Receiver, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "assay.yaml").write_text(ROUTES.format(url=receiver.url))
+    rules = tmp_path / "rules.dqdl"
+    rules.write_text('Rules = [ RowCount > 5, IsUnique "id" ]')
+    data = tmp_path / "orders.csv"
+    data.write_text("id,email\n1,a@x\n1,b@x\n3,c@x\n")
+    for now in ("2026-11-01T07:00:00Z", "2026-11-02T07:00:00Z"):  # the same failures, a day later
+        code = assay(
+            "dqdl", "run", str(rules), "--data", str(data), "--dataset", "shop.orders",
+            "--now", now, "--workspace", str(root), "--json", "-",
+        )  # fmt: skip
+        capsys.readouterr()
+        assert code in (0, 1)  # the rules failed: the exit code is --fail-on's
+    with MetricStore.open(workspace=root) as store:
+        found = sorted((i.expectation, i.dimension, i.failures) for i in store.incidents())
+        runs = store.runs("shop.orders", limit=2)
+        assert [(r.summary or {}).get("incidents", {}).get("opened") for r in runs] == [0, 2]
+    assert found == [('IsUnique "id"', "uniqueness", 2), ("RowCount > 5", "volume", 2)]
+    deliver(root, capsys)
+    assert sorted(b["expectation"] for b in bodies(receiver)) == ['IsUnique "id"', "RowCount > 5"]
+    assert {b["detail"]["flow"] for b in bodies(receiver)} == {"dqdl"}
