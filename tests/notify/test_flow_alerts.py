@@ -33,6 +33,7 @@ dataset:
   name: silver.accounts
   source: {path: "../data/*.csv"}
   owners: {team: bureau-data, contact: ana@example.com}
+monitor: {domain_columns: [account_status]}
 """
 
 
@@ -54,7 +55,7 @@ def bench(tmp_path: Path, receiver: Receiver) -> Any:
         found.workspace.mkdir(parents=True, exist_ok=True)
         (found.workspace / "assay.yaml").write_text(ROUTES.format(url=receiver.url))
         (found.workspace / "checks").mkdir()
-        (found.workspace / "checks" / "accounts.yaml").write_text(ACCOUNTS)
+        (found.workspace / "checks" / "silver.accounts.yaml").write_text(ACCOUNTS)
         yield found
 
 
@@ -113,6 +114,15 @@ def test_a_refused_file_and_held_rows_open_their_own_incidents(
     [refused] = bodies(receiver)
     assert refused["expectation"] == "gate:A02" and "refused the whole file" in refused["message"]
     assert refused["detail"]["counts"]["quarantined"] == 2
+    frozen = bench.gate(bench.month("B1", "2025-02-28", january, status={"A3": "FROZEN"}))
+    assert frozen.summary.held == 1 and frozen.summary.decisions
+    deliver(bench.workspace, capsys)
+    _, held = bodies(receiver)
+    assert held["expectation"] == "gate:held" and held["observed"] == 1
+    assert (
+        str(frozen.summary.held_file) in held["message"]
+        and held["detail"]["decisions"] == frozen.summary.decisions
+    )
 
 
 def nulls(table: pa.Table, share: float, seed: int) -> pa.Table:
