@@ -225,3 +225,15 @@ def test_a_dqdl_run_with_a_dataset_opens_an_incident_for_its_failing_rule(
     deliver(root, capsys)
     assert sorted(b["expectation"] for b in bodies(receiver)) == ['IsUnique "id"', "RowCount > 5"]
     assert {b["detail"]["flow"] for b in bodies(receiver)} == {"dqdl"}
+
+
+def test_a_route_to_an_undeclared_channel_is_the_gate_runs_config_error(bench: Bench) -> None:
+    """As for a check run: said before anything is read, the run recorded as a config error."""
+    from assay.errors import ConfigError
+
+    document = bench.workspace / "checks" / "silver.accounts.yaml"
+    document.write_text(ACCOUNTS + "notify:\n  - {to: [pager]}\n")
+    with pytest.raises(ConfigError, match="undeclared channel.*pager"):
+        bench.gate(bad_january(bench))
+    [run] = bench.store.runs("silver.accounts", limit=5)
+    assert run.state == "config_error" and bench.store.incidents() == []

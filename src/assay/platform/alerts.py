@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from assay.errors import ConfigError
 from assay.platform.incidents import DIMENSIONS, Context, dimension_of, judge
 from assay.platform.notify import Config, Route, load_config, route
 
@@ -92,12 +93,19 @@ class Routing:
     @classmethod
     def of(cls, workspace_root: Path, dataset: str) -> Routing:
         """The routing of ``dataset`` in the workspace: its check document's, then assay.yaml's."""
-        from assay.platform.notify import _document_of
+        from assay.platform.notify import document_of
 
         config = load_config(workspace_root)
-        document = _document_of(workspace_root, dataset)
+        document = document_of(workspace_root, dataset)
         if document is None:
             return cls(dataset, config, config.routes)
+        unknown = config.undeclared(document.notify)
+        if unknown:
+            declared = ", ".join(sorted(config.channels)) or "none"
+            raise ConfigError(
+                f"checks/ document of {dataset}: notify: routes send to undeclared channel(s) "
+                f"{', '.join(unknown)} (channels of {workspace_root / 'assay.yaml'}: {declared})"
+            )
         owners = document.dataset.owners
         return cls(
             dataset,

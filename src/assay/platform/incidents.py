@@ -1,4 +1,7 @@
-"""Incidents: a check run's failures grouped so that the right person hears once.
+"""Incidents: a run's failures grouped so that the right person hears once.
+
+Check and event runs judge their outcomes here themselves; gate, profile and DQDL runs through
+:mod:`assay.platform.alerts`, which reads their summaries into the same outcomes.
 
 A failure belongs to the incident of its key: dataset + quality dimension + expectation (+ the
 group, for an expectation with ``divide_by_group: true``). At most one incident of a key is

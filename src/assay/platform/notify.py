@@ -282,7 +282,7 @@ def notify_run_error(
     except ConfigError:
         return 0
     if document is None:
-        document = _document_of(workspace_root, dataset)
+        document = document_of(workspace_root, dataset)
     routes = (*(document.notify if document is not None else ()), *config.routes)
     described = document.dataset.source.describe() if document is not None else dataset
     return run_error(
@@ -299,7 +299,7 @@ def notify_run_error(
     )
 
 
-def _document_of(workspace_root: Path, dataset: str) -> Any:
+def document_of(workspace_root: Path, dataset: str) -> Any:
     """The workspace's check document of ``dataset``, or None (none, or one that does not
     validate: its routes cannot be trusted, assay.yaml's still apply)."""
     from assay.errors import AssayError
