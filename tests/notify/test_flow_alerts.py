@@ -233,7 +233,7 @@ def test_a_route_to_an_undeclared_channel_is_the_gate_runs_config_error(bench: B
 
     document = bench.workspace / "checks" / "silver.accounts.yaml"
     document.write_text(ACCOUNTS + "notify:\n  - {to: [pager]}\n")
-    with pytest.raises(ConfigError, match="undeclared channel.*pager"):
+    with pytest.raises(ConfigError, match=r"undeclared channel.*pager"):
         bench.gate(bad_january(bench))
     [run] = bench.store.runs("silver.accounts", limit=5)
     assert run.state == "config_error" and bench.store.incidents() == []
