@@ -253,6 +253,8 @@ class ProfileResult:
             "alerts": [a.to_dict() for a in self.alerts],
             "decisions": self.decisions,
             "queries": self.queries,
+            # what was judged, alert or not: an incident resolves on the judgements that pass
+            "judged": sorted({(j.kind, j.column or "") for j in self.judgements}),
             **({"owners": self.owners} if self.owners else {}),
             **({"tier": self.tier} if self.tier is not None else {}),
         }

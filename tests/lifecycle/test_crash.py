@@ -165,3 +165,23 @@ def test_a_refused_month_killed_while_measured_is_never_history(make_world: Call
     assert summary["passed"] == 0 and summary["groups"][0]["rejected"]
     (rule,) = summary["groups"][0]["dataset_rules"]
     assert (rule["rule_id"], rule["outcome"]) == ("A02", "failed")
+
+
+def test_a_run_killed_after_its_commit_tells_its_incidents_once_when_recovered(
+    make_world: Callable[[], World],
+) -> None:
+    """The killed run's quarantined and held rows are incidents as its own commit would have made
+    them (recovery judges them in the transaction that finishes it), and the file sent again is
+    a duplicate that changes none of them."""
+    from assay.store import MetricStore
+
+    world = make_world()
+    batch = world.file("feb.csv", february())
+    assert world.gate(batch, crash_at="after-commit").returncode == -signal.SIGKILL
+    with MetricStore.open(world.store_url) as store:
+        assert store.incidents() == []
+    assert world.gate_here(batch).returncode == 0  # recovers the killed run first, then a duplicate
+    with MetricStore.open(world.store_url) as store:
+        found = sorted((i.expectation, i.failures, i.state) for i in store.incidents())
+    assert ("gate:held", 1, "open") in found and len(found) >= 2
+    assert all(failures == 1 for _, failures, _ in found)

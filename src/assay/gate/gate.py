@@ -146,6 +146,7 @@ class Gate:
         self.baseline_loads: set[int] = set()  # of those, the committed month before the batch
         self.domain: list[str] = []
         self.texts: dict[str, str] = {}  # each chosen rule's DQDL text, by rule id
+        self.written: dict[str, str] = {}  # and as the control file wrote it
         self.row_outcomes: list[OutcomeRecord] = []  # each row rule's outcome over the batch
 
     # --- the run ---------------------------------------------------------------------------
@@ -156,6 +157,7 @@ class Gate:
         control_file = control.load(opts.rules)
         chosen = control_file.select(opts.contributor_type)
         self.texts = {rule.rule_id: rule.text for rule in chosen}
+        self.written = {rule.rule_id: rule.condition or rule.text for rule in chosen}
         self.workspace.ensure()
         self.domain = holds.domain_columns(self.workspace, opts.table)
         warehouse = Warehouse.open(self.workspace.root)
@@ -839,7 +841,9 @@ class Gate:
         warned = set()
         self.row_outcomes = []
         for rule, _ in row_rules:
-            stats = summary.rules.setdefault(rule.rule_id, RuleStats(rule.severity, rule.category))
+            stats = summary.rules.setdefault(
+                rule.rule_id, RuleStats(rule.severity, rule.category, dqdl=rule.text)
+            )
             counts = states.counts.get(rule.rule_id, {PASS: 0, FAIL: 0, SKIP: 0})
             stats.passed, stats.failed, stats.skipped = counts[PASS], counts[FAIL], counts[SKIP]
             self.row_outcomes.append(_row_outcome(rule, stats))
@@ -854,7 +858,9 @@ class Gate:
                 warned.update(failing)
 
         for rule in group_rules:
-            stats = summary.rules.setdefault(rule.rule_id, RuleStats(rule.severity, rule.category))
+            stats = summary.rules.setdefault(
+                rule.rule_id, RuleStats(rule.severity, rule.category, dqdl=rule.text)
+            )
             for day, group in groups.items():
                 outcome = next((r for r in group.dataset_rules if r.rule_id == rule.rule_id), None)
                 if outcome is None:
@@ -875,6 +881,7 @@ class Gate:
                 fail(row, "domain", message)
 
         quarantined_rows = sorted(reasons)
+        summary.quarantined_by = self._fired(reasons, [e for e in batch.errors if e.row is None])
         if quarantined_rows:
             raw = batches.fetch_text(self.engine, batch, quarantined_rows).to_pylist()
             for row, values in zip(quarantined_rows, raw, strict=True):
@@ -922,6 +929,25 @@ class Gate:
             for (column, value), rows in sorted(needed.items())
         ]
         return self._commit(warehouse, exists, batch.schema, committed, plan, summary)
+
+    def _fired(
+        self, reasons: dict[int, tuple[list[str], list[str]]], unread: list[Any]
+    ) -> dict[str, dict[str, Any]]:
+        """The rows each rule (or reason of the gate's own) quarantined, with its DQDL text and
+        one of its reasons: what an incident about it tells the contributor's owners."""
+        fired: dict[str, dict[str, Any]] = {}
+        for ids, messages in [*reasons.values(), *(([PARSE_ERROR], [e.message]) for e in unread)]:
+            for rule_id, message in zip(ids, messages, strict=True):
+                entry = fired.setdefault(
+                    rule_id,
+                    {
+                        "rows": 0,
+                        "rule": self.written.get(rule_id),
+                        "reason": message.removeprefix(f"{rule_id}: "),
+                    },
+                )
+                entry["rows"] += 1
+        return fired
 
     def _without(self, table: str, rows: list[int]) -> exp.Select:
         """The rows of the batch's ``table`` whose ROW is not in ``rows``, as a query."""
@@ -1131,6 +1157,7 @@ class Gate:
             load_id=max(self.loads) if self.loads else None,
         )
         summary.decisions = list(recorded.get("decisions", []))
+        summary.incidents = recorded.get("incidents")
         if recorded.get("duplicate_of"):
             summary.duplicate_of = recorded["duplicate_of"]
             summary.quarantine_file = summary.held_file = None

@@ -4,7 +4,9 @@ Fields named by the contract: ``run_id, contributor, contributor_type, table, so
 sha256}, total, passed, quarantined, warned, rules {rule_id: {severity, category, passed,
 failed, skipped}}, groups [{statement_date, rows, dataset_rules [{rule_id, outcome, observed,
 message}]}]``; ``total == passed + quarantined + held`` always (``held``: rows waiting for a decision on a
-never-seen value). Extra fields are additions.
+never-seen value). Extra fields are additions: ``quarantined_by {rule_id: {rows, rule, reason}}``
+(the rows each rule or reason of the gate quarantined, a row under each it failed) and
+``incidents`` (what the run did to incidents, :mod:`assay.platform.alerts`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ class RuleStats:
     passed: int = 0
     failed: int = 0
     skipped: int = 0
+    dqdl: str = ""  # the rule's DQDL text
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -30,6 +33,7 @@ class RuleStats:
             "passed": self.passed,
             "failed": self.failed,
             "skipped": self.skipped,
+            "dqdl": self.dqdl,
         }
 
 
@@ -92,6 +96,8 @@ class Summary:
     replaced_dates: list[str] = field(default_factory=list)
     baseline_date: str | None = None
     duplicate_of: str | None = None
+    quarantined_by: dict[str, dict[str, Any]] = field(default_factory=dict)
+    incidents: dict[str, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -115,6 +121,8 @@ class Summary:
             "decisions": self.decisions,
             "snapshot_id": self.snapshot_id,
             "duplicate_of": self.duplicate_of,
+            "quarantined_by": self.quarantined_by,
             "started_at": self.started_at,
             "finished_at": self.finished_at,
+            **({"incidents": self.incidents} if self.incidents is not None else {}),
         }

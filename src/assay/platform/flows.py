@@ -1,5 +1,6 @@
 """The three flows, each inside one :class:`~assay.platform.run.Run`: a DQDL evaluation, a gate
 run and a profile. The CLI, the demo and the Python API call these; nothing else orchestrates.
+Each recorded run judges its failures into incidents at its commit (:mod:`assay.platform.alerts`).
 
 >>> import pyarrow as pa, tempfile
 >>> from assay.lang.dqdl import parse_text
@@ -16,11 +17,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from datetime import date
+from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.judge.result import json_number
+from assay.platform.alerts import Alerting, Routing
 from assay.platform.run import Input, Run
 from assay.store.records import OutcomeRecord
 from assay.vocabulary import Outcome
@@ -64,6 +66,7 @@ def evaluate(
         engine_factory=options.pop("engine_factory", None),
     ) as run:
         run.phase = "reading the ruleset"
+        routing = Routing.of(space.root, dataset) if recorded is not None and dataset else None
         if callable(ruleset):
             ruleset = ruleset()
         run.phase = "evaluating the ruleset"
@@ -87,6 +90,8 @@ def evaluate(
         result.run_id = run.id
         payload = result.to_dict()
         summary = {"run_id": run.id, "ruleset": source, "data": str(data) if inputs else None, **payload}
+        if routing is not None:  # failing rules open incidents, as a check run's expectations do
+            run.alerting = Alerting(routing, "dqdl", at=evaluation.now)
         run.commit(
             (lambda: recorded.settle_loads({load: "current"})) if load is not None else None,
             summary=summary,
@@ -120,6 +125,8 @@ def gate(
         inputs=[Input(str(options.batch))],
         engine_factory=engine_factory,
     ) as run:
+        assert run.dataset is not None
+        run.alerting = Alerting(Routing.of(run.workspace.root, run.dataset), "gate")
         return Gate(options, run).run()
 
 
@@ -150,6 +157,9 @@ def profile(
         run.phase = "reading the dataset's configuration"
         if callable(options.get("config")):
             options["config"] = options["config"]()
+        if store is not None:  # hard alerts and new decisions open incidents
+            at = datetime.combine(load_date, time(0), UTC)
+            run.alerting = Alerting(Routing.of(run.workspace.root, dataset), "profile", at=at)
         run.phase = "profiling the load"
         result = monitor.profile(
             data,

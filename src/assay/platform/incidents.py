@@ -1,4 +1,7 @@
-"""Incidents: a check run's failures grouped so that the right person hears once.
+"""Incidents: a run's failures grouped so that the right person hears once.
+
+Check and event runs judge their outcomes here themselves; gate, profile and DQDL runs through
+:mod:`assay.platform.alerts`, which reads their summaries into the same outcomes.
 
 A failure belongs to the incident of its key: dataset + quality dimension + expectation (+ the
 group, for an expectation with ``divide_by_group: true``). At most one incident of a key is
@@ -24,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any, NoReturn
 
@@ -116,6 +119,8 @@ class Evaluation:
     observed: float | None
     expected: Any
     message: str | None
+    groups: list[dict[str, Any]] = field(default_factory=list)  # the failing ``by:`` groups
+    detail: dict[str, Any] | None = None  # what the flow adds to the notification
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -137,10 +142,8 @@ def evaluations(outcomes: Sequence[Mapping[str, Any]], context: Context) -> list
         failed = [i for i in items if i["outcome"] == "failed"]
         # the total's numbers when the total failed, else the first failing group's
         shown = next((i for i in failed if not i.get("group")), failed[0] if failed else items[0])
-        message = shown.get("message")
-        groups = [i["group"] for i in failed if i.get("group")]
-        if len(groups) > 1 and expectation not in context.divided:
-            message = f"{message} ({len(groups)} groups failed)"
+        groups = [dict(i["group"]) for i in failed if i.get("group")]
+        message = _naming(shown.get("message"), shown.get("group"), groups)
         out.append(
             Evaluation(
                 dimension=dimension,
@@ -152,9 +155,37 @@ def evaluations(outcomes: Sequence[Mapping[str, Any]], context: Context) -> list
                 observed=shown.get("observed"),
                 expected=shown.get("expected"),
                 message=message,
+                groups=groups,
+                detail=shown.get("detail"),
             )
         )
     return out
+
+
+def _naming(
+    message: str | None, shown: Mapping[str, Any] | None, groups: Sequence[Mapping[str, Any]]
+) -> str | None:
+    """A ``by:`` failure's message naming its groups: the shown group's numbers first, then
+    every failing group (at most five, then how many more).
+
+    >>> _naming("daily.row_count = 399, expected > 400", {"region": "EU"}, [{"region": "EU"}])
+    'region=EU: daily.row_count = 399, expected > 400'
+    >>> _naming("m = 1", None, [{"region": "EU"}, {"region": "US"}])
+    'm = 1 (2 groups failed: region=EU, region=US)'
+    """
+    if not groups:
+        return message
+    head = f"{_label(shown)}: {message}" if shown else message
+    if len(groups) == 1 and shown:
+        return head
+    names = ", ".join(_label(g) for g in groups[:5]) + (
+        f" and {len(groups) - 5} more" if len(groups) > 5 else ""
+    )
+    return f"{head} ({len(groups)} groups failed: {names})"
+
+
+def _label(group: Mapping[str, Any]) -> str:
+    return ",".join(f"{k}={v}" for k, v in group.items())
 
 
 def judge(
@@ -175,12 +206,21 @@ def judge(
         kind = _apply(store, found, evaluation, context, at=at, run_id=run_id)
         if kind is None:
             continue
-        incident, event, seq = kind
+        incident, event, seq, why = kind
         counts[event] = counts.get(event, 0) + 1
         if incident.state == "muted" and event != "resolved":
             continue
         counts["notifications"] += notify_incident(
-            store, incident, event, seq, context, run_id=run_id, now=now
+            store,
+            incident,
+            event,
+            seq,
+            context,
+            run_id=run_id,
+            now=now,
+            why=why,
+            groups=evaluation.groups if event != "resolved" else [],
+            detail=evaluation.detail if event != "resolved" else None,
         )
     counts["notifications"] += _errors(store, outcomes, context, at=at, run_id=run_id, now=now)
     return counts
@@ -194,9 +234,10 @@ def _apply(
     *,
     at: datetime,
     run_id: str,
-) -> tuple[IncidentRecord, str, int] | None:
-    """The incident's change for one evaluation, saved with its event: (incident, event, seq)
-    when the event notifies (opened, escalated, moved, resolved), else None."""
+) -> tuple[IncidentRecord, str, int, str | None] | None:
+    """The incident's change for one evaluation, saved with its event: (incident, event, seq,
+    why: ``severity`` or ``moved`` for an escalation) when the event notifies (opened,
+    escalated, resolved), else None."""
     if found is not None and at <= found.evaluated_at:
         return None  # a re-run or a backfill: incidents count each logical time once, in order
     failed = evaluation.status == "failed"
@@ -210,7 +251,7 @@ def _apply(
             _observe(found, evaluation, at)
             store.save_incident(found, new=False)
             seq = store.add_incident_event(found.id, "reopened", at, run_id=run_id, detail=detail)
-            return found, "opened", seq
+            return found, "opened", seq, None
         incident = IncidentRecord(
             id=str(uuid.uuid4()),
             dataset=context.dataset,
@@ -227,7 +268,7 @@ def _apply(
         _observe(incident, evaluation, at)
         store.save_incident(incident, new=True)
         seq = store.add_incident_event(incident.id, "opened", at, run_id=run_id, detail=detail)
-        return incident, "opened", seq
+        return incident, "opened", seq, None
     incident = found
     if incident.state == "muted" and incident.muted_until is not None and incident.muted_until <= at:
         incident.state, incident.muted_until = "open", None
@@ -245,7 +286,7 @@ def _apply(
         seq = store.add_incident_event(
             incident.id, "resolved", at, run_id=run_id, by="assay", detail={"after_passes": incident.passes}
         )
-        return incident, "resolved", seq
+        return incident, "resolved", seq, None
     incident.passes = 0
     incident.failures += 1
     previous = incident.notified_observed
@@ -260,7 +301,7 @@ def _apply(
         change["why"] = "severity" if escalated else "moved"
         store.save_incident(incident, new=False)
         seq = store.add_incident_event(incident.id, "escalated", at, run_id=run_id, detail=change)
-        return incident, "escalated", seq
+        return incident, "escalated", seq, change["why"]
     store.save_incident(incident, new=False)
     store.add_incident_event(incident.id, "failed", at, run_id=run_id, detail=change)
     return None
@@ -295,9 +336,14 @@ def notify_incident(
     run_id: str | None,
     now: datetime,
     message: str | None = None,
+    why: str | None = None,
+    groups: Sequence[Mapping[str, Any]] = (),
+    detail: Mapping[str, Any] | None = None,
 ) -> int:
     """Put the notification of ``incident``'s ``event`` (opened, escalated, resolved) in the
-    outbox; routed afresh with ``context``, or to where its last notification went without."""
+    outbox; routed afresh with ``context``, or to where its last notification went without.
+    ``why`` an escalation happened (``severity``, ``moved``) words it; the failing ``by:``
+    ``groups`` and the flow's ``detail`` are added to the payload when there are any."""
     kind = {"opened": "incident_opened", "escalated": "incident_escalated", "resolved": "incident_resolved"}[
         event
     ]
@@ -306,6 +352,7 @@ def notify_incident(
         incident.channels = [[c, d] for c, d in channels]
     else:
         channels = [(str(c), d) for c, d in incident.channels]
+    previous = incident.notified_observed
     if event != "resolved":
         incident.notified_observed = incident.observed
     store.save_incident(incident, new=False)
@@ -321,23 +368,49 @@ def notify_incident(
         "outcome": ("passed" if message is None else None) if event == "resolved" else "failed",
         "observed": incident.observed,
         "expected": incident.expected,
-        "message": message or _words(incident, event),
+        "message": message or _words(incident, event, why, previous),
         "run_id": run_id,
         "incident_id": incident.id,
     }
+    if groups:
+        payload["groups"] = [dict(g) for g in groups]
+    if detail:
+        payload["detail"] = dict(detail)
     day = _day(
         incident.resolved_at if event == "resolved" and incident.resolved_at else incident.evaluated_at
     )
     return int(store.enqueue(payload, channels, now=now, day=day))
 
 
-def _words(incident: IncidentRecord, event: str) -> str:
+def _words(
+    incident: IncidentRecord, event: str, why: str | None = None, previous: float | None = None
+) -> str:
+    """The notification's message: an escalation says what changed, in the direction it moved.
+
+    >>> from datetime import UTC, datetime
+    >>> at = datetime(2026, 11, 2, tzinfo=UTC)
+    >>> i = IncidentRecord("i", "d", "volume", "v", None, "open", "error", None, at, at, observed=1348.0,
+    ...                    message="rows = 1,348, expected > 1,500")
+    >>> _words(i, "escalated", "moved", 399.0)
+    'v (volume) rose from 399 to 1,348 and still fails: rows = 1,348, expected > 1,500'
+    >>> _words(i, "escalated", "severity", 1348.0)
+    'v (volume) is now error: rows = 1,348, expected > 1,500'
+    """
     what = f"{incident.expectation} ({incident.dimension})"
     if event == "resolved":
         return f"{what} passed {incident.passes} evaluations in a row: resolved"
     if event == "escalated":
-        return f"{what} is worse: {incident.message}"
+        now = incident.observed
+        if why == "moved" and previous is not None and now is not None:
+            verb = "rose" if now > previous else "fell"
+            moved = f"{verb} from {_number(previous)} to {_number(now)}"
+            return f"{what} {moved} and still fails: {incident.message}"
+        return f"{what} is now {incident.severity}: {incident.message}"
     return f"{what} failed: {incident.message}"
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.4g}"
 
 
 def _day(at: datetime) -> date:

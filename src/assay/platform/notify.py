@@ -282,7 +282,7 @@ def notify_run_error(
     except ConfigError:
         return 0
     if document is None:
-        document = _document_of(workspace_root, dataset)
+        document = document_of(workspace_root, dataset)
     routes = (*(document.notify if document is not None else ()), *config.routes)
     described = document.dataset.source.describe() if document is not None else dataset
     return run_error(
@@ -299,7 +299,7 @@ def notify_run_error(
     )
 
 
-def _document_of(workspace_root: Path, dataset: str) -> Any:
+def document_of(workspace_root: Path, dataset: str) -> Any:
     """The workspace's check document of ``dataset``, or None (none, or one that does not
     validate: its routes cannot be trusted, assay.yaml's still apply)."""
     from assay.errors import AssayError
@@ -332,16 +332,20 @@ class Notification:
     incident_id: str | None = None
     sent_at: str | None = None
     items: list[dict[str, Any]] | None = None  # a digest's notifications (their payloads)
+    groups: list[dict[str, Any]] | None = None  # the failing groups of a ``by:`` expectation
+    detail: dict[str, Any] | None = None  # what a gate, profile or DQDL run adds (counts, files)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"notification kind {self.kind!r} is not one of {', '.join(KINDS)}")
 
     def payload(self, sent_at: datetime) -> dict[str, Any]:
-        """The JSON a webhook receives: the contract's fields, and a digest's ``items``."""
+        """The JSON a webhook receives: the contract's fields, and a digest's ``items``, a
+        ``by:`` failure's ``groups`` and a flow's ``detail`` when they apply."""
         out = asdict(self) | {"sent_at": sent_at.isoformat()}
-        if self.items is None:
-            del out["items"]
+        for extra in ("items", "groups", "detail"):
+            if out[extra] is None:
+                del out[extra]
         return out
 
     def title(self) -> str:
@@ -363,7 +367,10 @@ class Notification:
 
     def facts(self) -> list[tuple[str, str]]:
         """The payload's facts in words, for Slack and e-mail."""
-        names = ("dataset", "expectation", "group", "severity", "outcome", "observed", "expected", "run_id")
+        names = (
+            "dataset", "expectation", "group", "groups", "severity",
+            "outcome", "observed", "expected", "run_id",
+        )  # fmt: skip
         found = [(n, getattr(self, n)) for n in names if getattr(self, n) not in (None, {}, "")]
         return [(n, v if isinstance(v, str) else json.dumps(v, default=str)) for n, v in found]
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from assay.errors import AssayError
+from assay.errors import AssayError, ConfigError
 from assay.platform.faults import checkpoint
 from assay.platform.run import (
     MANIFEST,
@@ -138,6 +138,9 @@ def _recover(store: MetricStore, workspace: Workspace, run: RunRecord, now: date
             summary["snapshot_id"] = snapshot
             summary["finished_at"] = datetime.now(UTC).isoformat()
             summary.update(gate_publish.settle(store, workspace, manifest))
+            alerted = _alert(store, workspace, again, summary, now)
+            if alerted is not None:  # what the killed run would have told, in the same transaction
+                summary["incidents"] = alerted
             manifest.summary = summary
             store.record_run(_with(again, RunState.COMPLETED, summary, None))
             action, detail = "finished", f"its snapshot {snapshot} was committed; the rest is now published"
@@ -158,6 +161,22 @@ def _recover(store: MetricStore, workspace: Workspace, run: RunRecord, now: date
         shutil.rmtree(workspace.root / STAGING / run.id, ignore_errors=True)
         write_error_record(workspace, run.id, run.kind, RunState.SYSTEM_ERROR, detail)
     return Recovered(run.id, run.kind, run.dataset, action, detail)
+
+
+def _alert(
+    store: MetricStore, workspace: Workspace, run: RunRecord, summary: dict[str, Any], now: datetime
+) -> dict[str, int] | None:
+    """The incidents of a gate run finished by recovery, judged as its own commit would have;
+    None when assay.yaml cannot be read (the run's record is then the account)."""
+    from assay.platform.alerts import Alerting, Routing
+
+    if run.dataset is None:
+        return None
+    try:
+        routing = Routing.of(workspace.root, run.dataset)
+    except ConfigError:
+        return None
+    return Alerting(routing, "gate", now=now)(store, summary, run_id=run.id)
 
 
 def _notify(store: MetricStore, workspace: Workspace, run: RunRecord, why: str, now: datetime) -> None:

@@ -50,6 +50,7 @@ from assay.workspace import Workspace
 
 if TYPE_CHECKING:
     from assay.engine import Engine
+    from assay.platform.alerts import Alerting
     from assay.store import MetricStore
 
 STAGING = "staging"
@@ -136,6 +137,8 @@ class Run:
         self.committed = False  # the commit point has passed: a later failure must not undo it
         self.counts: dict[str, Any] = {}
         self.manifest = Manifest(self.id, kind, dataset)
+        # the flow's incidents and notifications, judged inside the commit (platform/alerts.py)
+        self.alerting: Alerting | None = None
         self._engine: Engine | None = None
         self._engine_factory = engine_factory
 
@@ -237,13 +240,17 @@ class Run:
     ) -> dict[str, Any]:
         """Settle and record the run as completed (or, for a check run whose every profile failed
         after its retries, as ``system_error`` with its outcomes), inside the caller's store transaction (a
-        profile's, whose writes and judgement are one transaction already). The run counts as
-        committed only once that transaction has: the caller sets :attr:`committed` then."""
+        profile's, whose writes and judgement are one transaction already), with the incidents and
+        notifications its :attr:`alerting` judges from the summary (the summary's ``incidents``).
+        The run counts as committed only once that transaction has: the caller sets
+        :attr:`committed` then."""
         self.phase = "committing"
         payload = dict(summary or {})
         self.manifest.summary = payload
         updates = settle() if settle is not None else None
         payload.update(updates or {})
+        if self.store is not None and self.alerting is not None and state is RunState.COMPLETED:
+            payload["incidents"] = self.alerting(self.store, payload, run_id=self.id)
         if self.store is not None:
             self.store.record_run(self.record(payload, outcomes, load_id, state=state))
         self.state = state
