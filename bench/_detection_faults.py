@@ -125,6 +125,10 @@ class Accept:
             return False
         return self.any_column or column in self.columns
 
+    def columns_only(self, column: str) -> bool:
+        """Whether an alert of any kind on ``column`` names the right column."""
+        return self.any_column or column in self.columns
+
 
 Inject = Callable[[pa.Table, pa.Table, Dataset, random.Random], pa.Table]
 

@@ -23,6 +23,7 @@ import io
 import json
 import random
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -38,12 +39,16 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _detection_faults import DATASETS, FAULTS, Dataset, Fault
-from _detection_peers import PEERS, Metrics, metrics
+from _detection_peers import PEERS, metrics
 from assay import cli
 
 WARM = 21  # loads of history before any load is judged here: assay's window is last:20
 SPAN = 3  # loads a persistent fault is planted on
 DETECTORS = ("assay", *(peer.name for peer in PEERS))
+WHYLOGS = "whylogs"  # run in a virtual environment of its own (--setup-peers), when there is one
+WHYLOGS_REQUIREMENTS = ("whylogs[viz]==1.6.4", "numpy<2", "pandas<2.3", "pyarrow<19")  # 1.6.4 needs numpy 1
+WHYLOGS_WINDOW = 14  # reference profile: the merged profiles of the 14 loads before, as Elementary's
+OUT = Path(__file__).resolve().parent / "out"
 
 Alert = tuple[str, str | None, str]  # kind, column, severity
 
@@ -113,6 +118,7 @@ class Clean:
 @dataclass
 class Result:
     dataset: Dataset
+    detectors: tuple[str, ...] = DETECTORS
     clean: dict[str, Clean] = field(default_factory=dict)
     faults: dict[str, dict[str, Tally]] = field(default_factory=dict)
     seconds: float = 0.0
@@ -132,10 +138,16 @@ def f1(recall: float, false_share: float) -> float:
 
 
 def run_dataset(
-    dataset: Dataset, trials: int, seed: int, limit: int, folder: Path, faults: Sequence[Fault] = FAULTS
+    dataset: Dataset,
+    trials: int,
+    seed: int,
+    limit: int,
+    folder: Path,
+    faults: Sequence[Fault] = FAULTS,
+    whylogs: Path | None = None,
 ) -> Result:
     started = time.perf_counter()
-    result = Result(dataset)
+    result = Result(dataset, (*DETECTORS, WHYLOGS) if whylogs else DETECTORS)
     loads = dataset.loads()[:limit]
     rng = random.Random(f"{seed}:{dataset.name}")
     points = range(WARM, len(loads) - SPAN + 1)
@@ -144,15 +156,15 @@ def run_dataset(
     files, workspace = home / "files", home / "clean"
     files.mkdir(parents=True)
     measured = [metrics(table) for _, table in loads]
-    for name in DETECTORS:
+    for name in result.detectors:
         result.clean[name] = Clean()
+    paths: list[Path] = []
     # The clean pass: assay in date order, the workspace kept as it was before each trial's load.
     for i, (day, table) in enumerate(loads):
         if i in picks:
             shutil.copytree(workspace, home / f"before-{i}", ignore=shutil.ignore_patterns("runs"))
-        _, alerts = assay_profile(
-            write(table, files / f"{day}{dataset.suffix}"), dataset.name, day, workspace
-        )
+        paths.append(write(table, files / f"{day}{dataset.suffix}"))
+        _, alerts = assay_profile(paths[-1], dataset.name, day, workspace)
         if i >= WARM:
             tally = result.clean["assay"]
             tally.loads += 1
@@ -172,13 +184,16 @@ def run_dataset(
                 tally.loads_alerting += bool(found)
     for fault in faults:
         if fault.applies(dataset):
-            result.faults[fault.name] = {name: Tally() for name in DETECTORS}
+            result.faults[fault.name] = {name: Tally() for name in result.detectors}
+    planted: list[tuple[Fault, int, list[Path]]] = []
     for trial, k in enumerate(picks):
         for fault in faults:
             if fault.applies(dataset):
-                plant(
-                    result, fault, loads, measured, states, k, f"{seed}:{dataset.name}:{trial}", home, trial
-                )
+                where = home / "faulty" / f"{trial}-{FAULTS.index(fault)}"
+                made = plant(result, fault, loads, states, k, f"{seed}:{dataset.name}:{trial}", where)
+                planted.append((fault, k, made))
+    if whylogs:
+        judge_whylogs(result, whylogs, paths, planted, home)
     result.seconds = time.perf_counter() - started
     return result
 
@@ -187,29 +202,28 @@ def plant(
     result: Result,
     fault: Fault,
     loads: Sequence[tuple[date, pa.Table]],
-    measured: Sequence[Metrics],
     states: dict[tuple[str, int], Any],
     k: int,
     seed: str,
-    home: Path,
-    trial: int,
-) -> None:
+    where: Path,
+) -> list[Path]:
+    """Plant ``fault`` from load k on, judge it with assay and the peers; the faulty files."""
     dataset = result.dataset
     rng = random.Random(f"{seed}:{fault.name}")
     span = SPAN if fault.persistent else 1
     faulty = [fault.inject(loads[k + j][1], loads[k + j - 1][1], dataset, rng) for j in range(span)]
     tallies = result.faults[fault.name]
     # assay: on a copy of the workspace as it was before load k
-    workspace = home / f"trial-{trial}"
-    if workspace.exists():
-        shutil.rmtree(workspace)
-    shutil.copytree(home / f"before-{k}", workspace)
+    workspace = where / "workspace"
+    shutil.copytree(where.parent.parent / f"before-{k}", workspace)
     hits: list[bool] = []
     accept = fault.assay(dataset)
     errors = 0
+    made = []
     for j, table in enumerate(faulty):
         day = loads[k + j][0]
-        path = write(table, workspace / f"{day}{dataset.suffix}")
+        path = write(table, where / f"{day}{dataset.suffix}")
+        made.append(path)
         code, alerts = assay_profile(path, dataset.name, day, workspace)
         errors += bool(code) and j == 0
         hits.append(bool(code) or any(accept(kind, column) for kind, column, _ in alerts))
@@ -224,6 +238,40 @@ def plant(
             anomalies, state = peer.step(state, metrics(table))
             found.append(any(peer_accept(metric, column or None) for metric, column in anomalies))
         _count(tallies[peer.name], found)
+    shutil.rmtree(workspace)
+    return made
+
+
+def judge_whylogs(
+    result: Result, python: Path, clean: list[Path], planted: list[tuple[Fault, int, list[Path]]], home: Path
+) -> None:
+    """whylogs' drift scores on the same files, in its own environment (``peers/whylogs_child.py``).
+    A drifted column catches a fault planted in it, whatever the fault's kind: drift is the only
+    judgement whylogs makes."""
+    job = {
+        "window": WHYLOGS_WINDOW,
+        "warm": WARM,
+        "clean": [str(p) for p in clean],
+        "trials": [{"k": k, "files": [str(p) for p in made]} for _, k, made in planted],
+    }
+    (home / "whylogs-job.json").write_text(json.dumps(job))
+    child = Path(__file__).resolve().parent / "peers" / "whylogs_child.py"
+    command = [str(python), str(child), str(home / "whylogs-job.json"), str(home / "whylogs.json")]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"whylogs failed ({done.returncode}):\n{done.stderr.strip()[-2000:]}")
+    found = json.loads((home / "whylogs.json").read_text())
+    tally = result.clean[WHYLOGS]
+    for i, columns in enumerate(found["clean"]):
+        if i >= WARM:
+            tally.loads += 1
+            tally.hard += len(columns)
+            tally.loads_alerting += bool(columns)
+    for (fault, _, _), loads in zip(planted, found["trials"], strict=True):
+        accept = fault.peers(result.dataset)
+        hits = [any(not c.startswith("!error") and accept.columns_only(c) for c in cs) for cs in loads]
+        _count(result.faults[fault.name][WHYLOGS], hits)
+        result.faults[fault.name][WHYLOGS].errors += any(c.startswith("!error") for c in loads[0])
 
 
 def _count(tally: Tally, hits: list[bool]) -> None:
@@ -241,23 +289,24 @@ def _cell(value: float) -> str:
 
 
 def render(results: Sequence[Result]) -> str:
+    detectors = results[0].detectors
     lines = ["### Recall on the day (share of trials caught on the faulty load)", ""]
-    head = ["dataset", "fault", *DETECTORS, "assay loads to detection"]
-    lines += ["| " + " | ".join(head) + " |", "|" + " --- |" * 2 + " ---: |" * (len(DETECTORS) + 1)]
+    head = ["dataset", "fault", *detectors, "assay loads to detection"]
+    lines += ["| " + " | ".join(head) + " |", "|" + " --- |" * 2 + " ---: |" * (len(detectors) + 1)]
     for result in results:
         for fault in FAULTS:
             tallies = result.faults.get(fault.name)
             if tallies is None and fault.applies(result.dataset):
                 continue  # left out with --faults
             if tallies is None:
-                cells = [result.dataset.name, fault.name, *(["n/a"] * len(DETECTORS)), ""]
+                cells = [result.dataset.name, fault.name, *(["n/a"] * len(detectors)), ""]
             else:
                 mine = tallies["assay"]
                 reach = f"{mine.loads_to_detection / mine.detected:.1f}" if mine.detected else "never"
                 cells = [
                     result.dataset.name,
                     fault.name,
-                    *(_cell(tallies[d].recall) for d in DETECTORS),
+                    *(_cell(tallies[d].recall) for d in detectors),
                     reach,
                 ]
             lines.append("| " + " | ".join(cells) + " |")
@@ -267,7 +316,7 @@ def render(results: Sequence[Result]) -> str:
         "clean loads",
         "assay hard /100",
         "assay soft /100",
-        *(f"{p.name} /100" for p in PEERS),
+        *(f"{name} /100" for name in detectors[1:]),
     ]
     lines += ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
     for result in results:
@@ -278,7 +327,7 @@ def render(results: Sequence[Result]) -> str:
             str(assay.loads),
             f"{100 * assay.hard / assay.loads:.1f}",
             f"{100 * assay.soft / assay.loads:.1f}",
-            *(f"{clean[p.name].per_100:.1f}" for p in PEERS),
+            *(f"{clean[name].per_100:.1f}" for name in detectors[1:]),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     lines += [
@@ -286,11 +335,11 @@ def render(results: Sequence[Result]) -> str:
         "### F1 (mean over the fault classes a dataset can express; share of clean loads with an alert)",
         "",
     ]
-    head = ["dataset", *DETECTORS]
-    lines += ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * len(DETECTORS)]
+    head = ["dataset", *detectors]
+    lines += ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * len(detectors)]
     for result in results:
         cells = [result.dataset.name]
-        for name in DETECTORS:
+        for name in detectors:
             share = result.clean[name].load_share
             scores = [f1(t[name].recall, share) for t in result.faults.values()]
             cells.append(f"{sum(scores) / len(scores):.2f} ({100 * share:.0f}%)")
@@ -320,6 +369,25 @@ def payload(results: Sequence[Result], args: argparse.Namespace, seconds: float)
     return out
 
 
+def setup_whylogs(out: Path) -> int:
+    """A virtual environment of whylogs' own (its pins clash with assay's numpy and pandas)."""
+    venv = out / "venvs" / WHYLOGS
+    steps = [
+        [sys.executable, "-m", "venv", "--clear", str(venv)],
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", *WHYLOGS_REQUIREMENTS],
+    ]
+    print(f"whylogs: installing {' '.join(WHYLOGS_REQUIREMENTS)} into {venv}", flush=True)
+    started = time.perf_counter()
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-20:])
+            print(f"whylogs: FAILED: {' '.join(step)} exited with {done.returncode}:\n{tail}")
+            return 2
+    print(f"whylogs: ready in {time.perf_counter() - started:.0f} s")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
     parser.add_argument("--trials", type=int, default=10, help="seeded trials per dataset (default 10)")
@@ -330,7 +398,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--faults", help="only the faults whose name starts with one of these (comma-separated)"
     )
     parser.add_argument("--json", type=Path, help="also write every figure here")
+    parser.add_argument("--out", type=Path, default=OUT, help="folder of whylogs' venv (default bench/out)")
+    parser.add_argument(
+        "--setup-peers", action="store_true", help="install whylogs into OUT/venvs/whylogs and exit"
+    )
+    parser.add_argument("--no-whylogs", action="store_true", help="leave whylogs out even when installed")
     args = parser.parse_args(argv)
+    if args.setup_peers:
+        return setup_whylogs(args.out)
+    python = args.out / "venvs" / WHYLOGS / "bin" / "python"
+    whylogs = None if args.no_whylogs or not python.exists() else python
+    if whylogs is None and not args.no_whylogs:
+        print(f"whylogs: not installed ({python}); run --setup-peers to add it", file=sys.stderr)
     wanted = [name.strip() for name in args.datasets.split(",") if name.strip()]
     known = {d.name: d for d in DATASETS}
     unknown = [name for name in wanted if name not in known]
@@ -342,7 +421,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = []
     with tempfile.TemporaryDirectory(prefix="assay-detection-") as folder:
         for name in wanted:
-            results.append(run_dataset(known[name], args.trials, args.seed, args.loads, Path(folder), faults))
+            results.append(
+                run_dataset(known[name], args.trials, args.seed, args.loads, Path(folder), faults, whylogs)
+            )
             print(f"  {name}: {results[-1].seconds:.0f} s", file=sys.stderr)
     seconds = time.perf_counter() - started
     print(render(results))
