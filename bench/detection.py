@@ -388,6 +388,36 @@ def setup_whylogs(out: Path) -> int:
     return 0
 
 
+def summary(figures: dict[str, Any]) -> str:
+    """Per fault class, over the datasets that can express it: assay's mean recall and F1 beside
+    the best peer's (from the ``--json`` figures, so that a recorded run can be summed up again)."""
+    datasets = [v for v in figures.values() if isinstance(v, dict) and "faults" in v]
+    lines = ["### Per fault class (mean over the datasets that express it)", ""]
+    head = ["fault", "datasets", "assay recall", "best peer recall", "assay F1", "best peer F1"]
+    lines += ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
+    for fault in FAULTS:
+        found = [d["faults"][fault.name] for d in datasets if fault.name in d["faults"]]
+        if not found:
+            continue
+
+        def mean(detector: str, figure: str, found: list[dict[str, Any]] = found) -> float:
+            return sum(f[detector][figure] for f in found) / len(found)
+
+        peers = [name for name in found[0] if name != "assay"]
+        recall = max(peers, key=lambda p: mean(p, "recall"))
+        score = max(peers, key=lambda p: mean(p, "f1"))
+        cells = [
+            fault.name,
+            str(len(found)),
+            f"{mean('assay', 'recall'):.2f}",
+            f"{mean(recall, 'recall'):.2f} ({recall})",
+            f"{mean('assay', 'f1'):.2f}",
+            f"{mean(score, 'f1'):.2f} ({score})",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
     parser.add_argument("--trials", type=int, default=10, help="seeded trials per dataset (default 10)")
@@ -426,10 +456,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             print(f"  {name}: {results[-1].seconds:.0f} s", file=sys.stderr)
     seconds = time.perf_counter() - started
+    figures = payload(results, args, seconds)
     print(render(results))
+    print()
+    print(summary(figures))
     print(f"\n{args.trials} trials per dataset, seed {args.seed}, {seconds:.0f} s")
     if args.json:
-        args.json.write_text(json.dumps(payload(results, args, seconds), indent=2, allow_nan=False))
+        args.json.write_text(json.dumps(figures, indent=2, allow_nan=False))
     return 0
 
 
