@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -105,6 +106,7 @@ class Clean:
     hard: int = 0
     soft: int = 0
     loads_alerting: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)  # assay's false alerts by "severity kind column"
 
     @property
     def per_100(self) -> float:
@@ -171,6 +173,9 @@ def run_dataset(
             tally.hard += sum(a[2] == "hard" for a in alerts)
             tally.soft += sum(a[2] != "hard" for a in alerts)
             tally.loads_alerting += bool(alerts)
+            tally.kinds.update(
+                f"{severity} {kind} {column or ''}".strip() for kind, column, severity in alerts
+            )
     states: dict[tuple[str, int], Any] = {}
     for peer in PEERS:
         state = peer.start()
