@@ -88,7 +88,8 @@ def _put(out: Metrics, metric: str, column: str, value: Any) -> None:
 class Detector(Protocol):
     """A detector judges one load at a time and hands back its state for the next."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def start(self) -> Any: ...
 
@@ -170,8 +171,9 @@ class RateOfChange:
 
     def step(self, state: Metrics | None, today: Metrics) -> tuple[set[Key], Metrics]:
         found: set[Key] = set()
-        for key, value in today.items() if state is not None else ():
-            before = state.get(key)
+        previous = state or {}  # the first load has nothing to compare with
+        for key, value in today.items():
+            before = previous.get(key)
             if before is None:
                 continue
             if before == 0:

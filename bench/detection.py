@@ -406,7 +406,7 @@ def summary(figures: dict[str, Any]) -> str:
             continue
 
         def mean(detector: str, figure: str, found: list[dict[str, Any]] = found) -> float:
-            return sum(f[detector][figure] for f in found) / len(found)
+            return float(sum(f[detector][figure] for f in found)) / len(found)
 
         peers = [name for name in found[0] if name != "assay"]
         recall = max(peers, key=lambda p: mean(p, "recall"))
