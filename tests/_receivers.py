@@ -53,3 +53,31 @@ class Mailbox:
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         self.messages.append(email.message_from_bytes(envelope.content))
         return "250 OK"
+
+
+class Listener:
+    """A TCP port on 127.0.0.1 that answers nothing and counts who connected to it: proof that a
+    refused source was never reached (tests of docs/checks.md, "Where a source may be")."""
+
+    def __init__(self) -> None:
+        import socket
+
+        self.socket = socket.socket()
+        self.socket.bind(("127.0.0.1", 0))
+        self.socket.listen(8)
+        self.socket.setblocking(False)
+        self.port: int = self.socket.getsockname()[1]
+
+    def connections(self) -> int:
+        """How many connected since the last call (each is closed unanswered)."""
+        count = 0
+        while True:
+            try:
+                accepted, _ = self.socket.accept()
+            except BlockingIOError:
+                return count
+            accepted.close()
+            count += 1
+
+    def close(self) -> None:
+        self.socket.close()

@@ -6,7 +6,6 @@ listed, read or connected to first, so the answer tells an author nothing about 
 from __future__ import annotations
 
 import json
-import socket
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +14,7 @@ import duckdb
 import pytest
 
 from _invoke import completed
+from _receivers import Listener
 from assay.engine.duckdb import DuckDBEngine
 
 DOC = """\
@@ -109,52 +109,37 @@ def test_a_mistake_in_the_sources_part_of_assay_yaml_is_named(world: tuple[Path,
 
 
 @pytest.fixture
-def listener() -> Iterator[socket.socket]:
-    """A TCP port on this machine that records whether anything connected to it."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    server.setblocking(False)
-    yield server
-    server.close()
-
-
-def _connections(server: socket.socket) -> int:
-    count = 0
-    while True:
-        try:
-            accepted, _ = server.accept()
-        except BlockingIOError:
-            return count
-        accepted.close()
-        count += 1
+def listener() -> Iterator[Listener]:
+    found = Listener()
+    yield found
+    found.close()
 
 
 def test_an_undeclared_server_is_refused_before_any_connection(
-    world: tuple[Path, Path], listener: socket.socket
+    world: tuple[Path, Path], listener: Listener
 ) -> None:
     workspace, _ = world
-    port = listener.getsockname()[1]
+    port = listener.port
     source = f'{{postgres: {{url: "postgresql://x@127.0.0.1:{port}/db", table: public.t}}}}'
     _code, result, _ = _run(workspace, source)
     for outcome in result["outcomes"]:
         assert f"server 127.0.0.1:{port} is not one the workspace allows" in outcome["message"]
         assert "sources: servers:" in outcome["message"]
-    assert _connections(listener) == 0
+    assert listener.connections() == 0
     plan = completed("check", "plan", str(workspace / "checks" / "orders.yaml"), "--json")
     assert "is not one the workspace allows" in json.loads(plan.stdout)["profiles"][0]["error"]
-    assert _connections(listener) == 0
+    assert listener.connections() == 0
 
 
-def test_a_declared_server_is_connected_to(world: tuple[Path, Path], listener: socket.socket) -> None:
+def test_a_declared_server_is_connected_to(world: tuple[Path, Path], listener: Listener) -> None:
     workspace, _ = world
-    port = listener.getsockname()[1]
+    port = listener.port
     (workspace / "assay.yaml").write_text(f"sources:\n  servers: ['127.0.0.1:{port}']\n")
     source = f'{{postgres: {{url: "postgresql://x@127.0.0.1:{port}/db?connect_timeout=1", table: public.t}}}}'
     _code, result, _ = _run(workspace, source)
     # the listener never answers PostgreSQL's protocol: the run is the platform's failure, and it tried
     assert result["state"] == "system_error"
-    assert _connections(listener) >= 1
+    assert listener.connections() >= 1
 
 
 def test_a_duckdb_source_that_is_a_sqlite_file_is_named_and_loads_no_extension(

@@ -4,13 +4,13 @@ anything is opened (docs/web.md, "Safety"; docs/checks.md, "Where a source may b
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from _receivers import Listener
 from web.conftest import Api
 
 DATASET = "silver.accounts"  # no check document in the demo: the draft's source is the author's
@@ -19,24 +19,10 @@ SECRET = "account_id,limit\nA-1,999111\n"
 
 
 @pytest.fixture
-def listener() -> Iterator[socket.socket]:
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    server.setblocking(False)
-    yield server
-    server.close()
-
-
-def _accepted(server: socket.socket) -> int:
-    count = 0
-    while True:
-        try:
-            connection, _ = server.accept()
-        except BlockingIOError:
-            return count
-        connection.close()
-        count += 1
+def listener() -> Iterator[Listener]:
+    found = Listener()
+    yield found
+    found.close()
 
 
 def hostile_sources(outside: Path, port: int) -> list[str]:
@@ -53,7 +39,7 @@ def hostile_sources(outside: Path, port: int) -> list[str]:
 
 
 def test_every_hostile_source_is_a_403_that_names_the_rule_and_reads_nothing(
-    fresh: Any, tmp_path: Path, listener: socket.socket
+    fresh: Any, tmp_path: Path, listener: Listener
 ) -> None:
     plane, client, tokens = fresh
     api = Api(client, tokens["author"])
@@ -67,7 +53,7 @@ def test_every_hostile_source_is_a_403_that_names_the_rule_and_reads_nothing(
         return sorted(p.name for p in (plane.root / "checks").iterdir() if not p.name.endswith(".lock"))
 
     checks = documents()
-    for source in hostile_sources(outside, listener.getsockname()[1]):
+    for source in hostile_sources(outside, listener.port):
         draft = {"expect": EXPECT, "source": source}
         for route in ("preview", "dry-run"):
             answer = api.post(f"/datasets/{DATASET}/checks/{route}", draft)
@@ -77,7 +63,7 @@ def test_every_hostile_source_is_a_403_that_names_the_rule_and_reads_nothing(
             assert "999111" not in answer.text and "passwd" not in answer.text
         saved = api.post(f"/datasets/{DATASET}/checks", {**draft, "base": "0" * 64})
         assert saved.status_code in (403, 409), saved.text
-    assert _accepted(listener) == 0
+    assert listener.connections() == 0
     assert documents() == checks  # nothing was saved
 
 

@@ -31,7 +31,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from assay.errors import ConfigError
 from assay.platform.incidents import DIMENSIONS, Context, dimension_of, judge
 from assay.platform.notify import Config, Route, load_config, route
 
@@ -99,13 +98,11 @@ class Routing:
         document = document_of(workspace_root, dataset)
         if document is None:
             return cls(dataset, config, config.routes)
-        unknown = config.undeclared(document.notify)
-        if unknown:
-            declared = ", ".join(sorted(config.channels)) or "none"
-            raise ConfigError(
-                f"checks/ document of {dataset}: notify: routes send to undeclared channel(s) "
-                f"{', '.join(unknown)} (channels of {workspace_root / 'assay.yaml'}: {declared})"
-            )
+        config.refuse_undeclared(
+            document.notify,
+            what=f"checks/ document of {dataset}: notify: routes",
+            config=workspace_root / "assay.yaml",
+        )
         owners = document.dataset.owners
         return cls(
             dataset,

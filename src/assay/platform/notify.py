@@ -217,6 +217,18 @@ class Config(_Strict):
         """The channels ``routes`` send to that ``channels:`` does not declare."""
         return sorted({c for r in routes for c in r.to} - set(self.channels))
 
+    def refuse_undeclared(self, routes: Sequence[Route], *, what: str, config: Path) -> None:
+        """A ConfigError when ``routes`` (a document's ``notify:``, called ``what``) send to a
+        channel ``config`` (the workspace's assay.yaml) does not declare: a run refuses them
+        before anything is measured, and ``assay check validate`` does the same."""
+        unknown = self.undeclared(routes)
+        if unknown:
+            declared = ", ".join(sorted(self.channels)) or "none"
+            raise ConfigError(
+                f"{what} send to undeclared channel(s) {', '.join(unknown)} "
+                f"(channels of {config}: {declared})"
+            )
+
     def channel(self, name: str) -> Webhook | Slack | Email:
         found = self.channels.get(name)
         if found is None:

@@ -887,11 +887,5 @@ def notify_config(workspace: Workspace, document: Document) -> Any:
     from assay.platform.notify import load_config
 
     config = load_config(workspace.root)
-    unknown = config.undeclared(document.notify)
-    if unknown:
-        declared = ", ".join(sorted(config.channels)) or "none"
-        raise ConfigError(
-            f"notify: routes send to undeclared channel(s) {', '.join(unknown)} "
-            f"(channels of {workspace.root / 'assay.yaml'}: {declared})"
-        )
+    config.refuse_undeclared(document.notify, what="notify: routes", config=workspace.root / "assay.yaml")
     return config
