@@ -136,23 +136,25 @@ class SourcePolicy:
         )
 
     def path(self, text: str, *, base: Path) -> Path:
-        """``text`` (a file or glob, relative to ``base``) as an absolute path, refused unless it
-        lies in an allowed folder; a glob's fixed part must, and so must every file it matches."""
+        """``text`` (a file or glob, relative to ``base``) as an absolute path, refused unless the
+        part a glob cannot leave (all of it, for a plain path) lies in an allowed folder."""
         if "\x00" in text:
             raise SourceRefused(f"source {text!r} holds a NUL character")
         given = Path(os.path.expanduser(text)) if text.startswith("~") else Path(text)
         absolute = Path(os.path.normpath(given if given.is_absolute() else base / given))
-        fixed = _fixed_part(absolute)
-        if not self._inside(fixed):
+        if not self._inside(_fixed_part(absolute)):
             raise SourceRefused(f"source {text} is outside the workspace's data folders ({self._where()})")
-        if glob.has_magic(str(absolute)):
-            for match in glob.glob(str(absolute)):
-                if not self._inside(Path(match)):
-                    raise SourceRefused(
-                        f"source {text} matches {match}, which is outside the workspace's data folders "
-                        f"({self._where()})"
-                    )
         return absolute
+
+    def files(self, text: str, *, base: Path) -> list[Path]:
+        """The existing files ``text`` names (a file or a glob, relative to ``base``), in name
+        order, found once and each refused unless it lies in an allowed folder (a symlink inside
+        the workspace may point out of it); [] when none exists (an absent source)."""
+        pattern = str(self.path(text, base=base))
+        found = sorted(Path(p) for p in glob.glob(pattern)) if glob.has_magic(pattern) else [Path(pattern)]
+        matches = [p for p in found if p.exists()]
+        self.paths(matches, text)
+        return matches
 
     def paths(self, matches: Sequence[Path], text: str) -> None:
         """Refuse ``matches`` (the files a source found) unless each lies in an allowed folder."""
@@ -184,9 +186,9 @@ def confine(source: Any, *, base: Path, workspace: Path) -> None:
     """Refuse a check document's ``source`` unless the workspace at ``workspace`` allows it."""
     policy = SourcePolicy.of(workspace)
     if source.path is not None:
-        policy.path(source.path, base=base)
+        policy.files(source.path, base=base)
     elif source.duckdb is not None:
-        policy.path(source.duckdb.path, base=base)
+        policy.paths([policy.path(source.duckdb.path, base=base)], source.duckdb.path)
     elif source.postgres is not None:
         policy.server(source.postgres.url, f"postgres source {source.postgres.table}")
 

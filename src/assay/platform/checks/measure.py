@@ -18,7 +18,6 @@ that cannot apply fails the profile as a whole (``failure``).
 from __future__ import annotations
 
 import difflib
-import glob
 import json
 import math
 from collections.abc import Callable, Sequence
@@ -147,10 +146,7 @@ def open_source(engine: Engine, document: Document, *, base: Path, workspace: Pa
     source = document.dataset.source
     policy = SourcePolicy.of(workspace or Workspace(None).root)
     if source.path is not None:
-        pattern = str(policy.path(source.path, base=base))
-        matches = sorted(Path(p) for p in glob.glob(pattern)) if glob.has_magic(pattern) else [Path(pattern)]
-        matches = [p for p in matches if p.exists()]
-        policy.paths(matches, source.path)
+        matches = policy.files(source.path, base=base)
         if not matches:
             return OpenedSource(None, source.path, missing=f"no file matches {source.path}")
         return OpenedSource(_register_files(engine, matches), source.path, tuple(matches))
