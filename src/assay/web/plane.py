@@ -24,7 +24,7 @@ from assay.errors import ConfigError
 from assay.web.attempts import FAILURES, WINDOW, Attempts
 from assay.workspace import Workspace
 
-NAME = re.compile(r"^[^\x00-\x1f\x7f/\\]{1,200}$")
+NAME = re.compile(r"^[^/\\]{1,200}$")  # control characters: names.check_name, first
 """What a dataset, event, expectation or user name in a URL may be: 1 to 200 characters, no
 control character and no slash. Names are looked up (an unknown one is a 404), never used as
 paths; the one file name made from a name (a new check document's) is checked apart
