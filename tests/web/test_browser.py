@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from web.browser import IMAGES, browser, served
 from web.conftest import open_plane, users_of
@@ -78,7 +79,7 @@ def test_a_one_time_login_link_logs_in_once(site: dict[str, Any], page: Any) -> 
     code = site["plane"].store.login_code("admin", by="tests")
     page.goto(f"{site['base']}/login?token={code}")
     page.wait_for_url(site["base"] + "/")
-    assert page.get_by_text("admin (admin)").is_visible()
+    expect(page.get_by_text("admin (admin)")).to_be_visible()
     page.context.clear_cookies()
     page.goto(f"{site['base']}/login?token={code}")
     assert page.get_by_role("alert").inner_text() == "this login link was used already or has expired"
@@ -91,16 +92,16 @@ def test_find_a_dataset_its_quality_tab_and_an_expectation_chart(site: dict[str,
     # htmx replaces the results as the user types: the other datasets go
     results = page.locator("#results")
     results.get_by_role("link", name="orders").wait_for(state="detached")
-    assert results.get_by_role("link", name="vendor_trades").is_visible()
+    expect(results.get_by_role("link", name="vendor_trades")).to_be_visible()
     assert "q=trades" in page.url
     results.get_by_role("link", name=DATASET, exact=True).click()
-    assert page.get_by_role("heading", name=DATASET).is_visible()
-    assert page.get_by_text("10 of 12 columns described (-1.3 points)").is_visible()
+    expect(page.get_by_role("heading", name=DATASET)).to_be_visible()
+    expect(page.get_by_text("10 of 12 columns described (-1.3 points)")).to_be_visible()
     shot(page, "dataset")
     page.get_by_role("link", name="Quality").click()
     page.wait_for_url(f"{site['base']}/datasets/{DATASET}/quality")
     volume = page.get_by_role("heading", name="Volume")
-    assert volume.is_visible()
+    expect(volume).to_be_visible()
     strip = page.get_by_role("list", name=re.compile(r"^total-volume: the latest 15 outcome"))
     assert strip.locator("li").count() == 15
     assert "failed on 2026-11-30" in strip.locator("li").last.inner_text()
@@ -111,7 +112,7 @@ def test_find_a_dataset_its_quality_tab_and_an_expectation_chart(site: dict[str,
     page.get_by_label("Group").select_option(label="region=EU")
     page.wait_for_url(re.compile(r"group=region%3DEU"))
     page.locator(".chart canvas").wait_for()
-    assert page.get_by_role("heading", name="History: region=EU").is_visible()
+    expect(page.get_by_role("heading", name="History: region=EU")).to_be_visible()
     page.get_by_text("The numbers of the chart").click()
     row = page.get_by_role("row", name=re.compile(r"^2026-11-30 .* failed"))
     assert "119" in row.inner_text()
@@ -127,15 +128,15 @@ def test_add_a_business_rule_dry_run_save_and_run_it(site: dict[str, Any], page:
     page.get_by_role("button", name="Load the template").click()
     measure = page.get_by_label("What to measure")
     assert "settled_at < executed_at" in measure.input_value()
-    expect = page.get_by_label("What makes it wrong")
-    expect.fill(expect.input_value().replace("severity: error", "severity: critical"))
+    wrong = page.get_by_label("What makes it wrong")
+    wrong.fill(wrong.input_value().replace("severity: error", "severity: critical"))
     before = _dump(site["root"])
     document = (site["root"] / "checks" / "trades.yaml").read_text()
     page.get_by_role("button", name="Dry run").click()
     flagged = page.locator("#flagged")
     flagged.wait_for()
     assert flagged.locator("tbody tr").count() == 3
-    assert page.get_by_text("It would have failed 0 of 29 judged load(s)").is_visible()
+    expect(page.get_by_text("It would have failed 0 of 29 judged load(s)")).to_be_visible()
     assert page.url.endswith("/checks/new?type=business_rule&column=&condition=settled_at+%3C+executed_at")
     shot(page, "check-dry-run")
     assert _dump(site["root"]) == before  # nothing recorded
@@ -160,15 +161,15 @@ def test_acknowledge_then_resolve_an_incident(site: dict[str, Any], page: Any) -
     page.get_by_role("link", name="Incidents").click()
     row = page.get_by_role("row", name=re.compile("total-volume"))
     row.get_by_role("link").first.click()
-    assert page.get_by_role("heading", name=re.compile("total-volume")).is_visible()
+    expect(page.get_by_role("heading", name=re.compile("total-volume"))).to_be_visible()
     page.get_by_role("button", name="Acknowledge").click()
-    assert "acknowledged by author" in page.get_by_role("status").inner_text()
-    assert page.locator("h1 .state").inner_text() == "acknowledged"
+    expect(page.get_by_role("status")).to_contain_text("acknowledged by author")
+    expect(page.locator("h1 .state")).to_have_text("acknowledged")
     page.get_by_label("Cause").select_option("expected_change")
     page.get_by_label("Note").fill("the EU venue was closed for a holiday")
     shot(page, "incident")
     page.get_by_role("button", name="Resolve").click()
-    assert "resolved by author" in page.get_by_role("status").inner_text()
+    expect(page.get_by_role("status")).to_contain_text("resolved by author")
     events = page.get_by_role("row", name=re.compile(r"resolved .* author"))
     assert "expected_change" in events.inner_text()
 
@@ -182,7 +183,7 @@ def test_accept_a_new_value(site: dict[str, Any], page: Any) -> None:
     row = page.get_by_role("row", name=re.compile("venue"))
     value = row.locator("code").inner_text()
     row.get_by_role("button", name=f"Accept venue = {value}").click()
-    assert f"venue = '{value}' accepted by author" in page.get_by_role("status").inner_text()
+    expect(page.get_by_role("status")).to_contain_text(f"venue = '{value}' accepted by author")
     assert site["plane"].store.decisions("vendor_trades")[0].status == "accepted"
 
 
