@@ -852,7 +852,7 @@ def recover_command(
     from datetime import UTC, datetime
 
     from assay._cli_schedule import print_ticks
-    from assay.platform.recover import recover
+    from assay.platform.runs.recover import recover
     from assay.platform.schedule import resume_orphans
     from assay.store import MetricStore
 
@@ -946,7 +946,7 @@ def main() -> None:
             import traceback
 
             traceback.print_exc()
-        from assay.platform.run import as_assay_error
+        from assay.platform.runs.run import as_assay_error
 
         failure = as_assay_error(error, "assay")
         sys.stderr.write(visible(f"error: {failure} (set ASSAY_DEBUG=1 for the traceback)") + "\n")

@@ -78,7 +78,7 @@ def evaluate(
     results (``passed`` or ``skipped``); ``row_level=True`` fills ``result.row_level``.
     ``threads`` caps the engine's threads (default: one per core). ``read`` says how files are
     read (null strings, delimiter, declared types: :class:`assay.lake.readers.ReadOptions`). A
-    recorded evaluation is a run (:mod:`assay.platform.run`): ``result.run_id`` names it, and its
+    recorded evaluation is a run (:mod:`assay.platform.runs.run`): ``result.run_id`` names it, and its
     summary is written to ``<workspace>/runs/<run_id>.json``.
 
     ``engine`` is where the rules run: ``"duckdb"`` (the default, or ``ASSAY_ENGINE``),

@@ -48,7 +48,7 @@ from assay.store import MetricKey
 from assay.store.profiles import UNKNOWN, Judgement, LoadInfo
 
 if TYPE_CHECKING:
-    from assay.platform.run import Run
+    from assay.platform.runs.run import Run
     from assay.store import MetricStore
 
 KINDS = ("null_rate", "new_value", "volume", "range", "schema")

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import pytest
 
 from _invoke import completed
-from assay.platform.faults import POINTS
+from assay.platform.runs.faults import POINTS
 from lifecycle.world import ACCOUNTS, Observation, World, february
 
 BACKENDS = ("sqlite", "postgres")

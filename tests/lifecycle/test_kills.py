@@ -1,6 +1,6 @@
 """Killed assay processes lose nothing acknowledged and leave no day unchecked (issue 28, items
 6-8): a ``run --due`` pass, a check run and ``assay recover`` are real subprocesses killed with
-SIGKILL at named boundaries (:mod:`assay.platform.faults`), on SQLite and on PostgreSQL; the
+SIGKILL at named boundaries (:mod:`assay.platform.runs.faults`), on SQLite and on PostgreSQL; the
 processes after them run in this process. docs/operations.md ("When a process is killed") states
 what each test shows.
 

@@ -89,7 +89,7 @@ def open_engine(engine: Any = None, **options: Any) -> Engine:
 
 
 def engine_factory(engine: Any = None, **options: Any) -> Callable[[], Engine] | None:
-    """What a :class:`~assay.platform.run.Run` calls to open its engine: for a name (or None:
+    """What a :class:`~assay.platform.runs.run.Run` calls to open its engine: for a name (or None:
     ``ASSAY_ENGINE``, else DuckDB) or a ``SparkSession`` (used, never stopped). None when the
     run's default engine (DuckDB, default settings) is meant. The name is checked now, so that
     a wrong one fails before any input is read.

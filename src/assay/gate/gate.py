@@ -52,8 +52,8 @@ from assay.lake.quarantine import QuarantineFile, quarantine_path
 from assay.lake.readers import ReadOptions, Registered
 from assay.lang.dqdl import ast
 from assay.measure import ScanPlan
-from assay.platform.faults import checkpoint
-from assay.platform.run import Input
+from assay.platform.runs.faults import checkpoint
+from assay.platform.runs.run import Input
 from assay.rules import control
 from assay.rules.compiler import CompiledRule, compile_rule
 from assay.rules.plan import AllOne, Compliance, Context
@@ -62,7 +62,7 @@ from assay.store import MetricKey, OutcomeRecord
 from assay.vocabulary import Outcome
 
 if TYPE_CHECKING:
-    from assay.platform.run import Run
+    from assay.platform.runs.run import Run
 
 ROW = batches.ROW
 PARSE_ERROR = "parse_error"
@@ -127,7 +127,7 @@ class GateResult:
 
 
 class Gate:
-    """One gate run inside a :class:`~assay.platform.run.Run` (which owns the engine, the store
+    """One gate run inside a :class:`~assay.platform.runs.run.Run` (which owns the engine, the store
     and the workspace). ``Gate(options, run).run()`` returns the result or raises ConfigError
     (exit 2, nothing committed) or PlatformError (exit 3, nothing half-written left visible)."""
 

@@ -24,7 +24,7 @@ from assay.lake.iceberg import Warehouse
 from assay.workspace import Workspace
 
 if TYPE_CHECKING:
-    from assay.platform.run import Manifest
+    from assay.platform.runs.run import Manifest
     from assay.store import MetricStore
 
 

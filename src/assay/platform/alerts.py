@@ -1,7 +1,7 @@
 """Every flow's failures reach people the same way: as incidents, routed like a check run's.
 
 A flow's run hands :func:`alert` its recorded summary inside its commit (the store transaction
-of its outcomes, :meth:`assay.platform.run.Run.complete`); a finder of :data:`FINDERS` reads the
+of its outcomes, :meth:`assay.platform.runs.run.Run.complete`); a finder of :data:`FINDERS` reads the
 summary into findings, one per incident key the run judged (failed or passed), and
 :func:`assay.platform.incidents.judge` opens, updates, escalates or resolves the incidents and
 puts what they cause in the outbox, routed by the dataset's check document (``notify:``, its
@@ -301,7 +301,7 @@ FINDERS: dict[str, Callable[[Mapping[str, Any]], list[Finding]]] = {
 
 @dataclass(frozen=True)
 class Alerting:
-    """What a run judges into incidents at its commit (:attr:`assay.platform.run.Run.alerting`):
+    """What a run judges into incidents at its commit (:attr:`assay.platform.runs.run.Run.alerting`):
     the flow's finder, the dataset's routing, and the logical time (None: the commit's clock)."""
 
     routing: Routing

@@ -1,4 +1,4 @@
-"""The three flows, each inside one :class:`~assay.platform.run.Run`: a DQDL evaluation, a gate
+"""The three flows, each inside one :class:`~assay.platform.runs.run.Run`: a DQDL evaluation, a gate
 run and a profile. The CLI, the demo and the Python API call these; nothing else orchestrates.
 Each recorded run judges its failures into incidents at its commit (:mod:`assay.platform.alerts`).
 
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay.judge.result import json_number
 from assay.platform.alerts import Alerting, Routing
-from assay.platform.run import Input, Run
+from assay.platform.runs.run import Input, Run
 from assay.store.records import OutcomeRecord
 from assay.vocabulary import Outcome
 from assay.workspace import Workspace

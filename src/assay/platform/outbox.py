@@ -26,9 +26,9 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from assay.errors import ConfigError
-from assay.platform.faults import checkpoint
 from assay.platform.incidents import NAMESPACE
 from assay.platform.notify import Config, Delivery, Notification, deliver
+from assay.platform.runs.faults import checkpoint
 
 FIRST_RETRY = timedelta(seconds=30)
 LONGEST_RETRY = timedelta(hours=1)

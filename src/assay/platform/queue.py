@@ -149,7 +149,7 @@ def run_job(url: str, job: Job) -> JobResult:
     tick = datetime.fromisoformat(job.tick)
     result = JobResult(job, ran=False)
     with MetricStore.open(url, workspace=workspace.root) as store:
-        from assay.platform.run import owner
+        from assay.platform.runs.run import owner
 
         run_id = str(uuid.uuid4())
         if not store.take_tick(job.document, job.profile, tick, worker=owner(), run_id=run_id):

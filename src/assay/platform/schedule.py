@@ -37,8 +37,8 @@ from zoneinfo import ZoneInfo
 
 from assay.errors import AssayError, ConfigError
 from assay.lang import yamlsafe
-from assay.platform.faults import checkpoint
-from assay.platform.run import owner, owner_alive
+from assay.platform.runs.faults import checkpoint
+from assay.platform.runs.run import owner, owner_alive
 from assay.vocabulary import RunState
 from assay.workspace import Workspace
 
@@ -331,7 +331,7 @@ def _pass(
     on_start: Callable[[Due], None] | None,
     queue_app: Any,
 ) -> Pass:
-    from assay.platform.recover import recover
+    from assay.platform.runs.recover import recover
 
     documents, problems = scheduled_documents(workspace)
     timed_events, event_problems = scheduled_events(workspace)
@@ -399,7 +399,7 @@ def _pass(
 
 def orphans(store: MetricStore) -> list[TickRecord]:
     """The ticks held by a process that is gone, by the rule that finds a run's dead owner
-    (:func:`assay.platform.run.owner_alive`): on this host, its pid no longer running (or reused
+    (:func:`assay.platform.runs.run.owner_alive`): on this host, its pid no longer running (or reused
     by another process). A tick held on another host is never judged from here."""
     return [tick for tick in store.held_ticks() if owner_alive(tick.owner) is False]
 
@@ -434,7 +434,7 @@ def _resume(
 ) -> None:
     """One orphaned tick: finished when its run ended by itself, else taken over and run again
     (the dead runs were recovered first, so a run of an orphan is never still ``running``)."""
-    from assay.platform.recover import abandoned
+    from assay.platform.runs.recover import abandoned
 
     dead = tick.owner or ""
     run = store.run(tick.run_id) if tick.run_id else None

@@ -1,6 +1,6 @@
 """Running a dataset's check document from the web: a recorded run, as ``assay check run``
 makes one, on the latest logical date the dataset has runs for (or the date asked), at the
-plane's clock. The run goes through the one run lifecycle (:class:`assay.platform.run.Run`):
+plane's clock. The run goes through the one run lifecycle (:class:`assay.platform.runs.run.Run`):
 its outcomes, incidents and notifications are recorded with it, and the audit trail says who
 started it."""
 

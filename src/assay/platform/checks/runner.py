@@ -43,8 +43,8 @@ from assay.platform.checks.measure import (
     register_rows,
 )
 from assay.platform.checks.rules import CompiledRules, parse_rule
-from assay.platform.faults import checkpoint
-from assay.platform.run import Input, Run
+from assay.platform.runs.faults import checkpoint
+from assay.platform.runs.run import Input, Run
 from assay.platform.sources import confine
 from assay.rules.plan import Context
 from assay.store import MetricKey

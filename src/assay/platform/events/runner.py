@@ -1,6 +1,6 @@
 """A run of an event's contracts on one window: measure → persist → judge, ONE query, no rescans.
 
-The run is a check run (:class:`assay.platform.run.Run`, kind ``check``) of the dataset named after
+The run is a check run (:class:`assay.platform.runs.run.Run`, kind ``check``) of the dataset named after
 the event:
 
 1. **measure** — every chosen contract of the event in ONE statement over the window's rows
@@ -36,8 +36,8 @@ from assay.platform.events.compile import EventQuery, WindowMeasurement, measure
 from assay.platform.events.contract import GRAINS, Contract, Requirement, baseline_condition
 from assay.platform.events.document import Loaded
 from assay.platform.events.event import EventSpec
-from assay.platform.faults import checkpoint
-from assay.platform.run import Input, Run
+from assay.platform.runs.faults import checkpoint
+from assay.platform.runs.run import Input, Run
 from assay.platform.sources import SourcePolicy
 from assay.store import MetricKey
 from assay.vocabulary import Outcome, RunState

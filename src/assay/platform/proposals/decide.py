@@ -69,7 +69,7 @@ def _accept_locked(
     by: str,
     when: datetime,
 ) -> Accepted:
-    from assay.platform.faults import checkpoint
+    from assay.platform.runs.faults import checkpoint
 
     before = read_text(path, "check document")
     if _written_already(before, record.expectation, str(path)):

@@ -15,7 +15,7 @@ A failure before the commit leaves nothing visible but the run's own error recor
 (``config_error`` or ``system_error``, with the message). A process killed before its commit
 leaves a ``running`` record whose owner is dead, which the next run on the dataset (or
 ``assay recover``) turns into a ``system_error`` and cleans up; a process killed after its commit
-is finished by the next one (:mod:`assay.platform.recover`).
+is finished by the next one (:mod:`assay.platform.runs.recover`).
 
 >>> import tempfile
 >>> from assay.store import MetricStore
@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from assay.errors import AssayError, ConfigError, PlatformError
 from assay.names import check_name
-from assay.platform.faults import checkpoint
+from assay.platform.runs.faults import checkpoint
 from assay.store.records import OutcomeRecord, RunRecord
 from assay.vocabulary import RunState
 from assay.workspace import Workspace
@@ -180,7 +180,7 @@ class Run:
 
     def __enter__(self) -> Self:
         if self.store is not None:
-            from assay.platform.recover import recover
+            from assay.platform.runs.recover import recover
 
             recover(self.store, self.workspace, dataset=self.dataset, exclude=self.id, now=self.now)
             self._record()

@@ -25,8 +25,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import AssayError, ConfigError
-from assay.platform.faults import checkpoint
-from assay.platform.run import (
+from assay.platform.runs.faults import checkpoint
+from assay.platform.runs.run import (
     MANIFEST,
     STAGING,
     Manifest,

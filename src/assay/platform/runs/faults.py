@@ -36,7 +36,7 @@ SCHEDULE_POINTS = ("after-claim",)  # a pass claimed a tick (its row names its r
 passes the run's points."""
 
 RECOVERY_POINTS = ("in-recovery",)  # a dead run recorded as abandoned and its notice written, not committed
-"""The crash points of recovering a dead run (:mod:`assay.platform.recover`)."""
+"""The crash points of recovering a dead run (:mod:`assay.platform.runs.recover`)."""
 
 DELIVERY_POINTS = ("after-send",)  # a delivery pass sent a notification and has not recorded it yet
 """The crash points of a delivery pass (:mod:`assay.platform.outbox`)."""
