@@ -14,7 +14,8 @@ from sqlglot import exp
 
 from assay.dqdl import evaluate
 from assay.engine import DuckDBEngine
-from assay.lake.readers import ReadOptions, _typed_view, register
+from assay.lake.readers import ReadOptions, register
+from assay.lake.typed_csv import typed_view
 from assay.measure.profile import exact_columns, profile_query
 from assay.monitor import profile
 from assay.store import MetricKey, MetricStore
@@ -193,7 +194,7 @@ def test_a_wide_csvs_view_holds_each_cell_a_bounded_number_of_times(tmp_path: Pa
     assert len(table.columns) == frame.shape[1]
     names = [c.name for c in table.columns]
     types = [exp.DataType.build(c.type, dialect="duckdb") for c in table.columns]
-    view = engine.render(_typed_view("__text", names, types, ReadOptions(), integers=set(names)))
+    view = engine.render(typed_view("__text", names, types, ReadOptions(), integers=set(names)))
     # no NULLIF inside a NULLIF, and each typed cell's text trimmed once: no subexpression repeats
     assert "NULLIF(NULLIF(" not in view
     typed = [t for t in types if t.this not in (exp.DataType.Type.VARCHAR, exp.DataType.Type.TEXT)]

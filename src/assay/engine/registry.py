@@ -70,7 +70,7 @@ def engine_for(engine: Any, data: Any) -> Any:
     """The engine a run on ``data`` uses when none is named: a Spark DataFrame's own session
     (its rows are in it); otherwise ``engine`` as given."""
     if engine is None:
-        from assay.lake.readers import is_spark_dataframe
+        from assay.engine.spark_session import is_spark_dataframe
 
         if is_spark_dataframe(data):
             return data.sparkSession

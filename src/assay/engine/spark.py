@@ -6,19 +6,14 @@ tables; queries name the registered tables (``primary``), and :meth:`SparkEngine
 them at the engine's views. ``close`` drops the engine's own views and stops the session only
 if the engine built it.
 
-Session defaults, chosen for one small machine (any of them can be overridden with
-``ASSAY_SPARK_CONF``, a file of ``key value`` lines): two shuffle partitions, no web UI, the
-session time zone UTC (timestamp literals and ``now()`` mean one instant, as on DuckDB), and
-ANSI mode **off** (``spark.sql.ansi.enabled false``): a division by zero is NULL, as DuckDB and
-Glue's Spark 3 evaluate it, instead of failing the whole query; assay casts user values with
-``TRY_CAST`` where a value may not convert, so no rule relies on a cast raising.
+The session (its defaults, ``ASSAY_SPARK_CONF``) and the telling apart of a query's failures from
+the machine's are :mod:`assay.engine.spark_session`; its names are importable from here too.
 """
 
 from __future__ import annotations
 
 import gzip
 import itertools
-import logging
 import os
 import re
 import uuid
@@ -28,35 +23,39 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from sqlglot import exp
 
-from assay.engine import dialect
+from assay.engine import cells, dialect
 from assay.engine.base import Column, DataKind, Engine, EngineError, Reject, StagedText
-from assay.errors import ConfigError, PlatformError
+from assay.engine.spark_session import (
+    DEFAULT_CONF,
+    DEFAULT_MASTER,
+    build_session,
+    failure,
+    master_url,
+    one_line,
+    quiet,
+    read_conf,
+)
+from assay.errors import ConfigError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from assay.lake.readers import ReadOptions
+    from assay.lake.files import ReadOptions
 
-DEFAULT_MASTER = "local[2]"
+__all__ = [
+    "APPROX_DISTINCT_RSD",
+    "DEFAULT_CONF",
+    "DEFAULT_MASTER",
+    "SPREAD_BYTES",
+    "SparkEngine",
+    "build_session",
+    "kind_of",
+    "master_url",
+    "one_line",
+    "read_conf",
+]
+
 SPREAD_BYTES = 16 << 20  # a staged CSV this large is spread over the shuffle partitions
-
-# The session a SparkEngine builds when none is handed to it; ASSAY_SPARK_CONF overrides these.
-DEFAULT_CONF: dict[str, str] = {
-    "spark.sql.shuffle.partitions": "2",
-    "spark.default.parallelism": "2",
-    "spark.ui.enabled": "false",
-    "spark.ui.showConsoleProgress": "false",
-    "spark.sql.session.timeZone": "UTC",
-    "spark.sql.ansi.enabled": "false",
-    "spark.sql.execution.arrow.pyspark.enabled": "true",
-    "spark.log.level": "ERROR",
-    # the gate persists its batch (text, then typed): an uncompressed cache builds in half the
-    # time (5 s against 10 s for a million rows of 17 text columns on one core) for more memory
-    "spark.sql.inMemoryColumnarStorage.compressed": "false",
-    # a date that does not fit its Java pattern is NULL (Spark 4's default; Spark 3.5's,
-    # EXCEPTION, fails the query where the pre-3.0 parser would have read it)
-    "spark.sql.legacy.timeParserPolicy": "CORRECTED",
-}
 
 _KINDS: tuple[tuple[str, DataKind], ...] = (
     (r"(tinyint|smallint|int|bigint|byte|short|integer|long)", DataKind.INTEGER),
@@ -79,154 +78,6 @@ def kind_of(type_name: str) -> DataKind:
         if re.fullmatch(pattern, type_name.lower()):
             return kind
     return DataKind.OTHER
-
-
-def read_conf(path: str | os.PathLike[str]) -> dict[str, str]:
-    """Spark settings from a file of ``key value`` lines (``#`` starts a comment), the format of
-    ``spark-defaults.conf``.
-
-    >>> import tempfile
-    >>> conf = Path(tempfile.mkdtemp()) / "spark.conf"
-    >>> _ = conf.write_text("# small\\nspark.sql.shuffle.partitions 4\\nspark.driver.memory=2g\\n")
-    >>> read_conf(conf)
-    {'spark.sql.shuffle.partitions': '4', 'spark.driver.memory': '2g'}
-    """
-    settings: dict[str, str] = {}
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as error:
-        raise ConfigError(f"ASSAY_SPARK_CONF: cannot read {path}: {error.strerror or error}") from None
-    for number, line in enumerate(lines, start=1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        match = re.fullmatch(r"(\S+?)(?:\s*=\s*|\s+)(\S.*)", line)
-        if match is None:
-            raise ConfigError(f"{path}:{number}: expected 'key value', got {line!r}")
-        settings[match.group(1)] = match.group(2).strip()
-    return settings
-
-
-# Failures of the machine, not of the query (the JVM, the driver or a cluster gone, a task lost):
-# they stop the run as a system error (exit 3) instead of becoming a rule's Error outcome.
-def _failure(error: Exception) -> Exception:
-    from pyspark.errors import PySparkException
-
-    captured = (
-        "AnalysisException",
-        "ParseException",
-        "IllegalArgumentException",
-        "ArithmeticException",
-        "NumberFormatException",
-        "DateTimeException",
-        "SparkRuntimeException",
-        "ArrayIndexOutOfBoundsException",
-        "SparkNoSuchElementException",
-        "UnsupportedOperationException",
-    )
-    if isinstance(error, PySparkException) and any(c.__name__ in captured for c in type(error).__mro__):
-        return EngineError(_one_line(error))
-    # A failure inside a task reaches Python as the JVM's stack trace: the query's fault when
-    # Spark names an error class for it (an invalid pattern, a value that does not convert),
-    # the machine's otherwise (memory, a lost executor).
-    text = str(error)
-    named = _ERROR_CLASS.search(text)
-    if named is not None and not named.group(1).startswith(_SYSTEM_CLASSES):
-        return EngineError(_one_line(Exception(named.group(0))))
-    causes = re.findall(r"Caused by: ([\w.$]+(?:Exception|Error)): ?(.*)", text)
-    reason = f"{causes[-1][0].rsplit('.', 1)[-1]}: {causes[-1][1]}" if causes else _one_line(error)
-    if causes and causes[-1][0].rsplit(".", 1)[-1] in _QUERY_FAULTS:
-        return EngineError(_one_line(Exception(reason)))
-    return PlatformError(f"the Spark engine failed: {_one_line(Exception(reason))}")
-
-
-_QUERY_FAULTS = frozenset(
-    ("PatternSyntaxException", "NumberFormatException", "DateTimeParseException", "ArithmeticException")
-)
-_ERROR_CLASS = re.compile(r"\[([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)\] [^\n]*")
-# error classes of the machine, not of the query
-_SYSTEM_CLASSES = (
-    "INTERNAL_ERROR",
-    "FAILED_EXECUTE",
-    "TASK_WRITE_FAILED",
-    "UNABLE_TO_ACQUIRE_MEMORY",
-    "SPARK_JOB_CANCELLED",
-)
-
-
-_CLEANUPS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\s*Did you mean one of the following\?\s*\[[^\]]*\]\.?"), ""),
-    (re.compile(r"\s*SQLSTATE: \w+"), ""),
-    (re.compile(r";?\s*line \d+ pos \d+.*"), ""),
-    (re.compile(r"\s*\(line \d+, pos \d+\).*"), ""),
-    (re.compile(r"\s*Use `try_\w+`[^.]*\.(\s*If necessary set [^.]*\.)?"), ""),
-    (re.compile(r"`?\bassay[0-9a-f]{6}_\d+_(\w+)`?"), r"\1"),  # the engine's view names: the user's
-    (re.compile(r"`?\b__\w+`?"), "an internal value"),  # assay's own columns (__row, __freq0)
-)
-
-
-def _one_line(error: Exception, limit: int = 400) -> str:
-    """Spark's message on one line, fit for a user: its first paragraph, without the plan, the
-    query echo, the SQLSTATE, the suggestions or assay's internal names.
-
-    >>> _one_line(Exception("[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column with name `x` cannot be "
-    ...     "resolved. Did you mean one of the following? [`a`]. SQLSTATE: 42703; line 1 pos 7;\\n'Project"))
-    '[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column with name `x` cannot be resolved.'
-    """
-    text = str(error).strip().split("\n== SQL", 1)[0]
-    text = text.split("\n", 1)[0] if not text.startswith("[PARSE") else text.split("\n\n", 1)[0]
-    for pattern, replacement in _CLEANUPS:
-        text = pattern.sub(replacement, text)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def master_url(master: str | None = None) -> str:
-    """The master a session is built for: ``master``, else ``ASSAY_SPARK_MASTER``, else ``local[2]``.
-
-    >>> master_url("sc://host:15002")
-    'sc://host:15002'
-    """
-    return master or os.environ.get("ASSAY_SPARK_MASTER") or DEFAULT_MASTER
-
-
-def build_session(master: str | None = None, conf: dict[str, str] | None = None) -> SparkSession:
-    """A SparkSession for ``master`` (else ``ASSAY_SPARK_MASTER``, else ``local[2]``) with
-    assay's defaults, then the settings of the ``ASSAY_SPARK_CONF`` file, then ``conf``."""
-    from pyspark.sql import SparkSession
-
-    settings = dict(DEFAULT_CONF)
-    if os.environ.get("ASSAY_SPARK_CONF"):
-        settings |= read_conf(os.environ["ASSAY_SPARK_CONF"])
-    settings |= conf or {}
-    url = master_url(master)
-    # sc://host:15002 is a Spark Connect server (pyspark[connect]); anything else a master URL
-    builder = (
-        SparkSession.builder.remote(url) if url.startswith("sc://") else SparkSession.builder.master(url)
-    )
-    builder = builder.appName("assay")
-    if url.startswith("sc://"):
-        # a Connect server's static settings (its UI, its log level, its parallelism) are the
-        # server's own: a client can set only the session's SQL settings, and would be warned
-        # for each of the others; a setting from the user's file or ``conf`` is always sent
-        settings = {k: v for k, v in settings.items() if k.startswith("spark.sql.") or k not in DEFAULT_CONF}
-    for key, value in settings.items():
-        builder = builder.config(key, value)
-    try:
-        return builder.getOrCreate()
-    except ImportError as error:  # Spark Connect's client needs grpcio and friends
-        raise ConfigError(
-            f"Spark Connect ({url}) needs PySpark's connect client: pip install 'assay[spark-connect]'"
-            f" ({_one_line(error)})"
-        ) from None
-    except Exception as error:  # the JVM would not start: no Java, a bad master URL
-        raise PlatformError(f"cannot start Spark: {_one_line(error)}") from None
-
-
-def _quiet() -> None:
-    # PySpark logs every failed query's stack trace at ERROR level through this Python logger; a
-    # failing rule is an outcome assay reports, not an error of the process.
-    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
 
 
 _engines = itertools.count(1)
@@ -260,7 +111,7 @@ class SparkEngine(Engine):
         conf: dict[str, str] | None = None,
     ) -> None:
         super().__init__()
-        _quiet()
+        quiet()
         if session is None and not master_url(master).startswith("sc://"):
             # a session already running in this process (a notebook's, a test suite's) is used
             # and left running: getOrCreate would return it, and stopping it is not ours to do;
@@ -290,7 +141,7 @@ class SparkEngine(Engine):
         try:
             frame.createOrReplaceTempView(self._view(name))
         except Exception as error:
-            raise _failure(error) from None
+            raise failure(error) from None
 
     def render(self, query: exp.Expr) -> str:
         """The query for Spark, its registered table names pointed at this engine's views (a
@@ -335,7 +186,7 @@ class SparkEngine(Engine):
             # the gate sends Spark small ones), and an empty table keeps its columns
             frame = self.session.createDataFrame(table.to_pylist(), schema=from_arrow_schema(table.schema))
         except Exception as error:
-            raise _failure(error) from None
+            raise failure(error) from None
         self._publish(name, frame)
 
     def register_dataframe(self, name: str, frame: DataFrame) -> None:
@@ -356,7 +207,7 @@ class SparkEngine(Engine):
             frame = self.session.table(table)
             frame.schema  # noqa: B018 -- Spark Connect resolves a table only when asked for its schema
         except Exception as error:
-            found = _failure(error)
+            found = failure(error)
             if isinstance(found, EngineError):
                 raise ConfigError(f"spark:{table}: {found.message}") from None
             raise found from None
@@ -378,7 +229,7 @@ class SparkEngine(Engine):
         except EngineError:
             raise
         except Exception as error:
-            raise _failure(error) from None
+            raise failure(error) from None
         self._publish(name, frame)
 
     @staticmethod
@@ -416,7 +267,7 @@ class SparkEngine(Engine):
         try:
             frame = self.session.read.options(**options).csv(path)
         except Exception as error:
-            raise _failure(error) from None
+            raise failure(error) from None
         if not header:  # DuckDB's (and assay's) names for a headerless file's columns
             frame = frame.toDF(*(f"column{i}" for i in range(len(frame.columns))))
         return frame
@@ -456,8 +307,6 @@ class SparkEngine(Engine):
         return self._detect(name, names, read)
 
     def _detect(self, table: str, names: list[str], read: ReadOptions) -> list[Column]:
-        from assay.lake.readers import DATE_TIME_SHAPES, _value
-
         shapes = {
             "BIGINT": r"^[+-]?(0|[1-9][0-9]{0,17})$",
             "DOUBLE": (
@@ -465,13 +314,13 @@ class SparkEngine(Engine):
                 if read.decimal_comma
                 else r"^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]+)?$"
             ),
-            **DATE_TIME_SHAPES,
+            **cells.DATE_TIME_SHAPES,
         }
         if not names:
             return []
         projections: list[exp.Expr] = []
         for i, column in enumerate(names):
-            value = _value(column, read)
+            value = cells.value(column, read)
             present = exp.Not(this=exp.Is(this=value, expression=exp.Null()))
             projections.append(exp.alias_(exp.func("count_if", present), f"n{i}"))
             for kind, shape in shapes.items():
@@ -514,7 +363,7 @@ class SparkEngine(Engine):
                 frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
                 self._cached.append(frame)
         except Exception as error:
-            raise _failure(error) from None
+            raise failure(error) from None
         self._publish(name, frame)
 
     def inspect(self, query: exp.Query) -> pa.Table:
@@ -580,7 +429,7 @@ class SparkEngine(Engine):
             per_partition = {int(r["p"]): int(r["n"]) for r in found}
             bad = sorted(((int(b["i"]), str(b["t"])) for r in found for b in r["bad"]), key=lambda b: b[0])
         except Exception as error:
-            raise _failure(error) from None
+            raise failure(error) from None
         # A file cut inside a quoted cell: Spark reads the cell to the end of the file as its
         # value; the record is rejected, as DuckDB's reader rejects it.
         filled = [p for p in sorted(per_partition) if per_partition[p]]
@@ -628,7 +477,7 @@ class SparkEngine(Engine):
                 else:
                     self.session.conf.set(key, before)
         except Exception as error:
-            raise _failure(error) from None
+            raise failure(error) from None
         return sorted(folder.glob("part-*.parquet"))
 
     # --- reading -------------------------------------------------------------------------------
@@ -639,7 +488,7 @@ class SparkEngine(Engine):
         try:
             schema = self.session.table(self._views[name.lower()]).schema
         except Exception as error:
-            raise _failure(error) from None
+            raise failure(error) from None
         return [
             Column(f.name, f.dataType.simpleString(), kind_of(f.dataType.simpleString()))
             for f in schema.fields
@@ -649,7 +498,7 @@ class SparkEngine(Engine):
         try:
             schema = self.session.sql(self.render(query)).schema  # analysed, not run
         except Exception as error:
-            raise _failure(error) from None
+            raise failure(error) from None
         return [
             Column(f.name, f.dataType.simpleString(), kind_of(f.dataType.simpleString()))
             for f in schema.fields
@@ -659,7 +508,7 @@ class SparkEngine(Engine):
         try:
             return _to_arrow(self.session.sql(sql))
         except Exception as error:
-            raise _failure(error) from None
+            raise failure(error) from None
 
     def close(self) -> None:
         for frame in self._cached:

@@ -1,0 +1,124 @@
+"""What an input file is and how it is read: its format (from its name), its compression (from
+its first bytes), that it is local, and the reading options a user gives (:class:`ReadOptions`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from assay.engine.cells import NULL_TOKENS
+from assay.errors import ConfigError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+# The one column of a table read without columns: the engine cannot hold a table without any, so
+# it keeps the row count in one that no rule can see (ColumnCount = 0, RowCount = the rows).
+PLACEHOLDER = "__assay_no_columns"
+
+FORMATS: dict[str, str] = {
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".txt": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+}
+
+# Tokens that are NULL in a column inferred as a number, date or boolean (never in a text column,
+
+# A scheme of two letters or more (C:/ is a drive), then "//" (or "/": pathlib folds the two).
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):/")
+_GZIP = b"\x1f\x8b"
+_ZSTD = b"\x28\xb5\x2f\xfd"
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How input files are read; every field's default is the file's own (or Glue's) reading.
+
+    - ``nulls``: cell values read as NULL in every column (``("NA", "NULL")``); by default only a
+      blank cell of a number, date or boolean column is NULL.
+    - ``delimiter``, ``quote``: one character each; None lets the reader detect them.
+    - ``header``: False when the first line is data; columns are then named column0, column1, ...
+    - ``encoding``: of a CSV file (``utf-8``, ``latin-1``, ``utf-16``).
+    - ``decimal_comma``: numbers are written ``3,14`` (a CSV delimited by ``;``, or quoted).
+    - ``types``: declared column types (a schema in the gate's format, see ``--schema``); a column
+      it names is converted to that type, and a cell that does not convert is refused with its
+      column and value; the other columns are inferred.
+    - ``null_tokens``: cells read as NULL in number, date and time columns only (``NA``, ``N/A``,
+      ``NULL``, ``null``), so that a column that is sometimes ``NA`` keeps its type.
+
+    Compression (gzip, zstd) is detected from the file's first bytes, whatever its name.
+
+    >>> ReadOptions(nulls=("NA",), delimiter=";").delimiter
+    ';'
+    """
+
+    nulls: tuple[str, ...] = ()
+    delimiter: str | None = None
+    quote: str | None = None
+    header: bool = True
+    encoding: str = "utf-8"
+    decimal_comma: bool = False
+    types: pa.Schema | None = None
+    null_tokens: tuple[str, ...] = NULL_TOKENS  # NULL in number, date and time columns only
+
+    def __post_init__(self) -> None:
+        for name in ("delimiter", "quote"):
+            value = getattr(self, name)
+            if value is not None and len(value) != 1:
+                raise ConfigError(f"--{name}: give one character, not {value!r}")
+
+
+def file_format(path: Path) -> str:
+    """The format of a data file, from its suffix (a ``.gz`` or ``.zst`` suffix is looked through).
+
+    >>> file_format(Path("accounts.csv")), file_format(Path("x.parquet")), file_format(Path("a.csv.gz"))
+    ('csv', 'parquet', 'csv')
+    """
+    suffixes = [s.lower() for s in path.suffixes]
+    while suffixes and suffixes[-1] in (".gz", ".gzip", ".zst"):
+        suffixes.pop()
+    fmt = FORMATS.get(suffixes[-1]) if suffixes else None
+    if fmt is None:
+        known = ", ".join(sorted(FORMATS))
+        raise ConfigError(
+            f"{path}: unknown data file type '{path.suffix}'; use one of {known} (or .gz of one)"
+        )
+    return fmt
+
+
+def compression(path: Path) -> str:
+    """The file's compression from its first bytes: ``gzip``, ``zstd`` or ``none``."""
+    with path.open("rb") as handle:
+        magic = handle.read(4)
+    if magic.startswith(_GZIP):
+        return "gzip"
+    if magic.startswith(_ZSTD):
+        return "zstd"
+    return "none"
+
+
+def check_local(data: str | os.PathLike[str]) -> Path:
+    """``data`` as a local path; a URL (``s3://``, ``https://``) is refused: not supported yet.
+
+    >>> check_local("s3://bucket/x.csv")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    assay.errors.ConfigError: s3://bucket/x.csv: remote paths (s3://) are not supported yet; ...
+    """
+    text = os.fspath(data)
+    match = _URL.match(text)
+    if match:
+        raise ConfigError(
+            f"{text}: remote paths ({match.group(1)}://) are not supported yet; "
+            "copy the file to a local folder first"
+        )
+    return Path(text)
