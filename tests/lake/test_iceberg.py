@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from assay.errors import ConfigError, PlatformError
-from assay.lake import fields, iceberg
+from assay.lake import commits, fields, iceberg
 from assay.lake.iceberg import Warehouse
 
 TABLE = "silver.accounts"
@@ -285,7 +285,7 @@ def test_a_one_partition_batch_is_written_as_pyiceberg_writes_it(warehouse: Ware
     table = warehouse._load(TABLE)
     rows = fields.to_storage(accounts("B1", JAN, 1000), SCHEMA, TABLE)
     rows = pa.concat_tables([rows.slice(0, 10), rows.slice(10)])  # in two chunks, as from an engine
-    (ours,) = iceberg._write(table, TABLE, rows)
+    (ours,) = commits.write(table, TABLE, rows)
     (theirs,) = _dataframe_to_data_files(table_metadata=table.metadata, df=rows, io=table.io)
     same = ("partition", "record_count", "value_counts", "null_value_counts", "lower_bounds", "upper_bounds")
     assert all(getattr(ours, name) == getattr(theirs, name) for name in same)
@@ -294,8 +294,8 @@ def test_a_one_partition_batch_is_written_as_pyiceberg_writes_it(warehouse: Ware
     assert pq.read_table(local[0]).equals(pq.read_table(local[1]))
     # rows of two partitions take PyIceberg's own path
     two = pa.concat_tables([rows, fields.to_storage(accounts("B2", JAN, 3), SCHEMA, TABLE)])
-    assert iceberg._single_partition(table, two) is None
-    assert len(iceberg._write(table, TABLE, two)) == 2
+    assert commits.single_partition(table, two) is None
+    assert len(commits.write(table, TABLE, two)) == 2
 
 
 # --- commits ----------------------------------------------------------------------------------

@@ -32,16 +32,14 @@ import random
 import re
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 from pyiceberg.catalog.sql import SqlCatalog
@@ -52,37 +50,40 @@ from pyiceberg.exceptions import (
     TableAlreadyExistsError,
     ValidationException,
 )
-from pyiceberg.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression
-from pyiceberg.expressions.visitors import bind
+from pyiceberg.expressions import AlwaysTrue, BooleanExpression
 from pyiceberg.io.pyarrow import (
-    ArrowScan,
     PyArrowFileIO,
     UnsupportedPyArrowTypeException,
-    _dataframe_to_data_files,
-    _determine_partitions,
-    bin_pack_arrow_table,
-    expression_to_pyarrow,
-    parquet_file_to_data_file,
-    pyarrow_to_schema,
-    write_file,
 )
-from pyiceberg.manifest import DataFile, FileFormat
-from pyiceberg.partitioning import PartitionKey
+from pyiceberg.manifest import FileFormat
 from pyiceberg.table import (
-    DOWNCAST_NS_TIMESTAMP_TO_US_ON_WRITE,
     Table,
-    TableProperties,
-    Transaction,
-    WriteTask,
 )
-from pyiceberg.table.snapshots import Snapshot, ancestors_of
-from pyiceberg.transforms import IdentityTransform
-from pyiceberg.utils.config import Config
-from pyiceberg.utils.properties import property_as_int
-from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
+from pyiceberg.table.snapshots import ancestors_of
+from sqlalchemy.exc import IntegrityError, OperationalError
 
 from assay.errors import ConfigError, PlatformError
 from assay.lake import fields
+from assay.lake.commits import (
+    CommitInfo,
+    SnapshotInfo,
+    adopt,
+    delete,
+    find,
+    platform_errors,
+    stage,
+    write,
+)
+
+__all__ = [
+    "CATALOG",
+    "CommitInfo",
+    "PartitionInfo",
+    "PreconditionFailed",
+    "SnapshotInfo",
+    "TableInfo",
+    "Warehouse",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -123,15 +124,6 @@ class PartitionInfo:
     rows: int
 
 
-@dataclass(frozen=True)
-class CommitInfo:
-    """The snapshot one :meth:`Warehouse.commit` made and the rows it added and removed."""
-
-    snapshot_id: int
-    rows_added: int
-    rows_deleted: int
-
-
 class PreconditionFailed(Exception):
     """A commit's precondition found the table in a state where the commit must not happen
     (the gate: another run already committed the same file). ``found`` says what it found."""
@@ -139,26 +131,6 @@ class PreconditionFailed(Exception):
     def __init__(self, found: SnapshotInfo) -> None:
         super().__init__(f"snapshot {found.snapshot_id} already holds this commit")
         self.found = found
-
-
-@dataclass(frozen=True)
-class SnapshotInfo:
-    """One snapshot of a table, with the properties its commit wrote into the summary."""
-
-    snapshot_id: int
-    committed_at: datetime
-    operation: str
-    properties: dict[str, str]
-
-    @classmethod
-    def of(cls, snapshot: Snapshot) -> SnapshotInfo:
-        summary = snapshot.summary
-        return cls(
-            snapshot_id=snapshot.snapshot_id,
-            committed_at=datetime.fromtimestamp(snapshot.timestamp_ms / 1000, tz=UTC),
-            operation=summary.operation.value if summary is not None else "unknown",
-            properties=dict(summary.additional_properties) if summary is not None else {},
-        )
 
 
 class Warehouse:
@@ -238,7 +210,7 @@ class Warehouse:
         ...     [(t.name, t.rows, t.snapshots) for t in warehouse.tables()]
         [('silver.accounts', 0, 0)]
         """
-        with _platform("the Iceberg catalog"):
+        with platform_errors("the Iceberg catalog"):
             names = [
                 ".".join(identifier)
                 for namespace in self._catalog.list_namespaces()
@@ -265,7 +237,7 @@ class Warehouse:
     def exists(self, name: str) -> bool:
         """Whether table ``name`` (``namespace.table``) exists."""
         identifier = _identifier(name)
-        with _platform("the Iceberg catalog"):
+        with platform_errors("the Iceberg catalog"):
             return self._catalog.table_exists(identifier)
 
     def schema(self, name: str) -> pa.Schema:
@@ -297,7 +269,7 @@ class Warehouse:
             fields.require_same(name, self._load(name), kept, partition_by)
             return
         properties = {**TABLE_PROPERTIES, fields.ARROW_SCHEMA: fields.encode(kept)}
-        with _platform("the Iceberg catalog"):
+        with platform_errors("the Iceberg catalog"):
             # IntegrityError: another process made the namespace between the check and the insert.
             with suppress(NamespaceAlreadyExistsError, IntegrityError):
                 self._catalog.create_namespace(namespace)
@@ -338,14 +310,14 @@ class Warehouse:
             if stored.get_field_index(column) < 0:
                 raise ConfigError(f"table '{name}' has no column '{column}'")
         scan = table.scan(row_filter=_filter(table, name, where), selected_fields=tuple(selected))
-        with _platform(f"table '{name}'"):
+        with platform_errors(f"table '{name}'"):
             data = scan.to_arrow()
         return fields.restore(data.select(selected), stored)
 
     def scan_files(self, name: str, where: Mapping[str, Any]) -> int:
         """How many data files :meth:`read` with the same ``where`` opens."""
         table = self._load(name)
-        with _platform(f"table '{name}'"):
+        with platform_errors(f"table '{name}'"):
             return sum(1 for _ in table.scan(row_filter=_filter(table, name, where)).plan_files())
 
     def parquet_files(self, name: str, where: Mapping[str, Any]) -> list[Path] | None:
@@ -362,7 +334,7 @@ class Warehouse:
         table = self._load(name)
         if len(table.schemas()) != 1 or not isinstance(table.io, PyArrowFileIO):
             return None
-        with _platform(f"table '{name}'"):
+        with platform_errors(f"table '{name}'"):
             tasks = list(table.scan(row_filter=_filter(table, name, where)).plan_files())
         paths = []
         for task in tasks:
@@ -437,9 +409,9 @@ class Warehouse:
         if rows is not None and files:
             raise ValueError("commit takes rows or files, not both")
         if rows is not None:
-            written = _write(table, name, fields.to_storage(fields.conform(rows, stored, name), stored, name))
+            written = write(table, name, fields.to_storage(fields.conform(rows, stored, name), stored, name))
         else:
-            written = _adopt(table, name, files)
+            written = adopt(table, name, files)
         staged: CommitInfo | None = None  # the attempt whose outcome is unknown, if any
         failure: Exception | None = None
         for attempt in range(retries + 1):
@@ -449,25 +421,25 @@ class Warehouse:
                 if staged is not None and table.snapshot_by_id(staged.snapshot_id) is not None:
                     return staged
             if unless:
-                found = _find(table, unless)
+                found = find(table, unless)
                 if found is not None:
-                    _delete(table, written)
+                    delete(table, written)
                     raise PreconditionFailed(found)
-            transaction, staged, rewritten = _stage(table, name, written, predicate, replace, summary)
+            transaction, staged, rewritten = stage(table, name, written, predicate, replace, summary)
             try:
-                with _platform(f"table '{name}'"):
+                with platform_errors(f"table '{name}'"):
                     transaction.commit_transaction()
                 return staged
             except CONFLICTS as error:
                 failure, staged = error, None
-                _delete(table, rewritten)
+                delete(table, rewritten)
             except PlatformError as error:
                 # The catalog was busy or failed mid-commit: the next attempt looks for the snapshot first.
                 failure = error
             logger.info("table '%s': commit attempt %d did not land: %s", name, attempt + 1, failure)
         if staged is not None and self._load(name).snapshot_by_id(staged.snapshot_id) is not None:
             return staged
-        _delete(table, written)  # no snapshot refers to them, and none ever will
+        delete(table, written)  # no snapshot refers to them, and none ever will
         raise PlatformError(
             f"table '{name}': {retries + 1} attempts to commit failed, the last with: {failure}; "
             "nothing was committed"
@@ -490,7 +462,7 @@ class Warehouse:
         ...     warehouse.find_snapshot("silver.accounts", sha="ab").snapshot_id == done.snapshot_id
         True
         """
-        return _find(self._load(name), properties)
+        return find(self._load(name), properties)
 
     def writers(self, name: str, **properties: str) -> dict[str, str]:
         """Which run wrote each value of the ``assay.months`` property last: for every month the
@@ -536,7 +508,7 @@ class Warehouse:
 
     def _load(self, name: str) -> Table:
         identifier = _identifier(name)
-        with _platform("the Iceberg catalog"):
+        with platform_errors("the Iceberg catalog"):
             try:
                 return self._catalog.load_table(identifier)
             except NoSuchTableError:
@@ -553,165 +525,10 @@ class Warehouse:
                 )
         if table.current_snapshot() is None:
             return []
-        with _platform(f"table '{name}'"):
+        with platform_errors(f"table '{name}'"):
             stats = table.inspect.partitions(row_filter=_filter(table, name, where or {})).to_pylist()
         infos = [PartitionInfo(dict(row.get("partition") or {}), int(row["record_count"])) for row in stats]
         return sorted(infos, key=lambda info: [(v is None, v) for v in info.values.values()])
-
-
-def _find(table: Table, properties: Mapping[str, str]) -> SnapshotInfo | None:
-    for snapshot in ancestors_of(table.current_snapshot(), table.metadata):
-        info = SnapshotInfo.of(snapshot)
-        if all(info.properties.get(key) == value for key, value in properties.items()):
-            return info
-    return None
-
-
-def _stage(
-    table: Table,
-    name: str,
-    files: list[DataFile],
-    predicate: BooleanExpression | None,
-    replace: Mapping[str, Any] | None,
-    properties: dict[str, str],
-) -> tuple[Transaction, CommitInfo, list[DataFile]]:
-    """A transaction holding one snapshot, not yet committed: the replaced files out, ``files`` in.
-
-    Also returns the files written for rows kept from partly replaced files.
-    """
-    transaction = table.transaction()
-    if files and table.metadata.name_mapping() is None:
-        # files written by an engine carry no Iceberg field ids: readers find their columns by
-        # name, through the table's default name mapping (as PyIceberg's add_files sets it)
-        mapping = table.schema().name_mapping.model_dump_json()
-        transaction.set_properties({TableProperties.DEFAULT_NAME_MAPPING: mapping})
-    update = transaction.update_snapshot(snapshot_properties=properties)
-    added = sum(f.record_count for f in files)
-    removed: list[DataFile] = []
-    kept: list[DataFile] = []
-    if predicate is not None and replace is not None and predicate != AlwaysFalse():
-        removed, kept = _remove_matching(table, name, predicate, replace)
-    if not removed and not kept:
-        # nothing to replace (a month gated for the first time): an append, which spares the
-        # overwrite's second plan of the table (a rival's commit in between fails ours, which
-        # is staged again on the fresh table: see commit)
-        with update.fast_append() as append:
-            for data_file in files:
-                append.append_data_file(data_file)
-        return transaction, CommitInfo(append.snapshot_id, added, 0), []
-    assert predicate is not None
-    with update.overwrite() as overwrite:
-        overwrite.delete_by_predicate(predicate)
-        for data_file in removed:
-            overwrite.delete_data_file(data_file)
-        for data_file in [*kept, *files]:
-            overwrite.append_data_file(data_file)
-    deleted = sum(f.record_count for f in removed) - sum(f.record_count for f in kept)
-    return transaction, CommitInfo(overwrite.snapshot_id, added, deleted), kept
-
-
-def _remove_matching(
-    table: Table, name: str, predicate: BooleanExpression, replace: Mapping[str, Any]
-) -> tuple[list[DataFile], list[DataFile]]:
-    """The files holding rows that match ``predicate``, and new files with their other rows.
-
-    When ``replace`` names only partition columns, each file the scan plans matches whole and no
-    data file is opened; otherwise each is read and its other rows are written to a new file.
-    """
-    with _platform(f"table '{name}'"):
-        tasks = list(table.scan(row_filter=predicate).plan_files())
-        if set(replace) <= set(fields.partition_columns(table)):
-            return [task.file for task in tasks], []
-        removed: list[DataFile] = []
-        kept: list[DataFile] = []
-        scan = ArrowScan(table.metadata, table.io, table.schema(), AlwaysTrue())
-        matching = expression_to_pyarrow(bind(table.schema(), predicate, case_sensitive=True))
-        others = ~matching | matching.is_null()  # a null neither equals a value nor is deleted
-        for task in tasks:
-            data = scan.to_table([task])
-            rest = data.filter(others)
-            if rest.num_rows < data.num_rows:
-                removed.append(task.file)
-                kept.extend(_write(table, name, rest))
-        return removed, kept
-
-
-def _write(table: Table, name: str, rows: pa.Table) -> list[DataFile]:
-    """Data files of ``table`` holding ``rows``, split by partition; no snapshot refers to them yet."""
-    if rows.num_rows == 0:
-        return []
-    with _platform(f"table '{name}'"):
-        key = _single_partition(table, rows)
-        if key is None:
-            return list(_dataframe_to_data_files(table_metadata=table.metadata, df=rows, io=table.io))
-        return list(_write_partition(table, rows, key))
-
-
-def _adopt(table: Table, name: str, paths: Sequence[Path]) -> list[DataFile]:
-    """Data files of ``table`` for Parquet files an engine wrote, each of one partition; no
-    snapshot refers to them yet. Their statistics and partition come from their footers."""
-    adopted: list[DataFile] = []
-    try:
-        with _platform(f"table '{name}'"):
-            for path in paths:
-                adopted.append(parquet_file_to_data_file(table.io, table.metadata, str(path)))
-    except (ValueError, TypeError) as error:
-        for path in paths:
-            with suppress(OSError):
-                path.unlink()
-        raise PlatformError(
-            f"table '{name}': the engine wrote Parquet files that do not fit the table: {error}"
-        ) from None
-    return adopted
-
-
-def _single_partition(table: Table, rows: pa.Table) -> PartitionKey | None:
-    """The partition key of ``rows`` when they all fall in one partition of ``table``'s identity
-    partitioning (a contributor's month, the gate's usual batch), else None."""
-    spec, schema = table.spec(), table.schema()
-    if spec.is_unpartitioned() or not all(isinstance(f.transform, IdentityTransform) for f in spec.fields):
-        return None
-    for field in spec.fields:
-        column = schema.find_column_name(field.source_id)
-        if column is None or rows.schema.get_field_index(column) < 0:
-            return None
-        if pc.count_distinct(rows.column(column), mode="all").as_py() != 1:
-            return None
-    # PyIceberg's own partitioning of the first row gives the key exactly as it would.
-    (first,) = _determine_partitions(spec, schema, rows.slice(0, 1))
-    return first.partition_key
-
-
-def _write_partition(table: Table, rows: pa.Table, key: PartitionKey) -> Iterator[DataFile]:
-    """``rows``, all of partition ``key``, written as PyIceberg's ``_dataframe_to_data_files``
-    writes each partition, without its filtered copy of the rows per partition (half a second
-    and 200 MB for a million-row month): the same target file size, schema and file names."""
-    metadata = table.metadata
-    default_size = TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT
-    target_size = property_as_int(
-        metadata.properties, TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, default_size
-    )
-    task_schema = pyarrow_to_schema(
-        rows.schema,
-        name_mapping=metadata.schema().name_mapping,
-        downcast_ns_timestamp_to_us=Config().get_bool(DOWNCAST_NS_TIMESTAMP_TO_US_ON_WRITE) or False,
-        format_version=metadata.format_version,
-    )
-    write_uuid = uuid.uuid4()
-    tasks = (
-        WriteTask(
-            write_uuid=write_uuid, task_id=task, record_batches=batches, partition_key=key, schema=task_schema
-        )
-        for task, batches in enumerate(bin_pack_arrow_table(rows, target_size or default_size))
-    )
-    return write_file(io=table.io, table_metadata=metadata, tasks=tasks)
-
-
-def _delete(table: Table, files: list[DataFile]) -> None:
-    # A file left behind is an orphan: no snapshot refers to it, so no reader ever sees it.
-    for data_file in files:
-        with suppress(OSError):
-            table.io.delete(data_file.file_path)
 
 
 def _identifier(name: str) -> tuple[str, str]:
@@ -741,14 +558,3 @@ def _pause(attempt: int) -> None:
     """Sleep before the attempt after ``attempt``: exponential, jittered so that rivals drift apart."""
     ceiling = min(LONGEST_WAIT_S, FIRST_WAIT_S * 2**attempt)
     time.sleep(random.uniform(ceiling / 2, ceiling))
-
-
-@contextmanager
-def _platform(what: str) -> Iterator[None]:
-    """Turn a failure of the catalog's database or of the disk into a :class:`PlatformError`."""
-    try:
-        yield
-    except SQLAlchemyError as error:
-        raise PlatformError(f"{what}: the catalog database failed: {getattr(error, 'orig', error)}") from None
-    except OSError as error:
-        raise PlatformError(f"{what}: {error}") from None
