@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.store import MetricStore, schema
-from assay.store.profiles import _refresh_value_sets
+from assay.store.value_sets import refresh_value_sets
 
 VALUES = ("a", "b", "c", "d")
 START = date(2026, 3, 2)
@@ -47,7 +47,7 @@ def recomputed(store: MetricStore) -> set[tuple[str, str, int, int, date | None,
             for table in (schema.load_values, schema.value_sets)
             for r in connection.execute(sa.select(table.c.column, table.c.value))
         }
-        _refresh_value_sets(connection, dataset_id, sorted(pairs))
+        refresh_value_sets(connection, dataset_id, sorted(pairs))
     return snapshot(store)
 
 

@@ -32,8 +32,9 @@ from assay.store import schema
 from assay.store.browse import BrowseRecords
 from assay.store.checks import CheckRecords
 from assay.store.database import describe_error, display_url, open_database, store_url
+from assay.store.decisions import DecisionRecords
 from assay.store.incidents import IncidentRecords
-from assay.store.profiles import ProfileRecords, lock_dataset, refresh_after
+from assay.store.profiles import ProfileRecords
 from assay.store.proposals import ProposalRecords
 from assay.store.records import (
     LOAD_STATUSES,
@@ -46,10 +47,12 @@ from assay.store.records import (
 from assay.store.schedules import ScheduleRecords
 from assay.store.scores import ScoreRecords
 from assay.store.users import UserRecords
+from assay.store.value_sets import lock_dataset, refresh_after
 
 
 class MetricStore(
     ProfileRecords,
+    DecisionRecords,
     CheckRecords,
     ScheduleRecords,
     IncidentRecords,
