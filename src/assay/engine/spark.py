@@ -34,6 +34,8 @@ from assay.engine.spark_session import (
     one_line,
     quiet,
     read_conf,
+    rows_of,
+    shuffle_partitions,
 )
 from assay.errors import ConfigError
 
@@ -413,7 +415,7 @@ class SparkEngine(Engine):
                 # multiLine (a quoted cell may hold a line break) makes one task of a file:
                 # spread over the shuffle partitions, so what reads the records runs in
                 # parallel (a small file is not worth the shuffle)
-                checked = checked.repartition(_partitions(self.session))
+                checked = checked.repartition(shuffle_partitions(self.session))
             checked = checked.persist(StorageLevel.MEMORY_AND_DISK)
             self._cached.append(checked)
             names = [c for c in checked.columns if c not in (corrupt, row)]
@@ -506,7 +508,7 @@ class SparkEngine(Engine):
 
     def _run(self, sql: str) -> pa.Table:
         try:
-            return _to_arrow(self.session.sql(sql))
+            return rows_of(self.session.sql(sql))
         except Exception as error:
             raise failure(error) from None
 
@@ -533,14 +535,6 @@ def _size(path: str) -> int:
         return os.path.getsize(path)
     except OSError:
         return 0
-
-
-def _partitions(session: SparkSession) -> int:
-    """The session's ``spark.sql.shuffle.partitions`` (200 when unreadable, Spark's default)."""
-    try:
-        return max(1, int(session.conf.get("spark.sql.shuffle.partitions") or 200))
-    except (ValueError, TypeError):
-        return 200
 
 
 def _java_patterns(tree: exp.Expr) -> exp.Expr:
@@ -576,21 +570,6 @@ _DETECTED = {
     "TIMESTAMPTZ": DataKind.TIMESTAMP,
     "VARCHAR": DataKind.STRING,
 }
-
-
-def _to_arrow(frame: DataFrame) -> pa.Table:
-    """A query's rows as Arrow, without Spark's column metadata (Spark 4: ``toArrow``; 3.5:
-    through pandas)."""
-    if hasattr(frame, "toArrow"):
-        table = frame.toArrow()
-    else:  # Spark 3.5: through pandas, then back to the query's own types (pandas holds an
-        # integer column with nulls as floats; exact below 2**53)
-        from pyspark.sql.pandas.types import to_arrow_schema
-
-        schema = to_arrow_schema(frame.schema)
-        table = pa.Table.from_pandas(frame.toPandas(), schema=schema, preserve_index=False)
-    fields = [pa.field(f.name, f.type, f.nullable) for f in table.schema]
-    return table.cast(pa.schema(fields)) if any(f.metadata for f in table.schema) else table
 
 
 def _open_text(path: str, compression: str, encoding: str) -> Any:

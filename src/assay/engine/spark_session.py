@@ -23,7 +23,8 @@ from assay.engine.base import EngineError
 from assay.errors import ConfigError, PlatformError
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
 
 DEFAULT_MASTER = "local[2]"
 
@@ -199,3 +200,28 @@ def is_spark_dataframe(data: Any) -> bool:
     PySpark."""
     kind = type(data)
     return kind.__name__ == "DataFrame" and kind.__module__.startswith("pyspark.sql")
+
+
+def shuffle_partitions(session: SparkSession) -> int:
+    """The session's ``spark.sql.shuffle.partitions`` (200 when unreadable, Spark's default)."""
+    try:
+        return max(1, int(session.conf.get("spark.sql.shuffle.partitions") or 200))
+    except (ValueError, TypeError):
+        return 200
+
+
+def rows_of(frame: DataFrame) -> pa.Table:
+    """A query's rows as Arrow, without Spark's column metadata (Spark 4: ``toArrow``; 3.5:
+    through pandas)."""
+    import pyarrow as pa  # not on import: the file readers import this module for is_spark_dataframe
+
+    if hasattr(frame, "toArrow"):
+        table = frame.toArrow()
+    else:  # Spark 3.5: through pandas, then back to the query's own types (pandas holds an
+        # integer column with nulls as floats; exact below 2**53)
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        schema = to_arrow_schema(frame.schema)
+        table = pa.Table.from_pandas(frame.toPandas(), schema=schema, preserve_index=False)
+    fields = [pa.field(f.name, f.type, f.nullable) for f in table.schema]
+    return table.cast(pa.schema(fields)) if any(f.metadata for f in table.schema) else table
