@@ -237,3 +237,38 @@ def test_a_route_to_an_undeclared_channel_is_the_gate_runs_config_error(bench: B
         bench.gate(bad_january(bench))
     [run] = bench.store.runs("silver.accounts", limit=5)
     assert run.state == "config_error" and bench.store.incidents() == []
+
+
+FLOW_ROUTES = """channels:
+  gates:  {{type: webhook, url: "{url}/gates"}}
+  owners: {{type: webhook, url: "{url}/owners"}}
+routes:
+  - {{when: {{flow: gate, outcome: failed}}, to: [gates]}}
+  - {{when: {{flow: [check, profile], outcome: failed}}, to: [owners]}}
+"""
+
+
+def test_a_route_for_the_gate_flow_gets_the_gates_incident_and_not_a_check_runs(
+    bench: Bench, receiver: Receiver, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``when: {flow: gate}`` matches what the gate's run caused; a check run of another dataset
+    of the same workspace, failing too, goes by the next route."""
+    root = bench.workspace
+    (root / "assay.yaml").write_text(FLOW_ROUTES.format(url=receiver.url))
+    (root / "data").mkdir()
+    document = root / "checks" / "orders.yaml"
+    document.write_text(BY_REGION)
+    at = "2026-11-01"
+    lines = [f"{at},US"] * 500 + [f"{at},EU"] * 100
+    (root / "data" / f"{at}.csv").write_text("day,region\n" + "\n".join(lines) + "\n")
+    assert bench.gate(bad_january(bench)).summary.quarantined == 1
+    code = assay("check", "run", str(document), "--at", at, "--workspace", str(root), "--json", "-")
+    capsys.readouterr()
+    assert code in (0, 1)
+    deliver(root, capsys)
+    assert [(b["kind"], b["expectation"]) for b in bodies(receiver, "/gates")] == [
+        ("incident_opened", "gate:F01")
+    ]
+    assert [(b["kind"], b["expectation"]) for b in bodies(receiver, "/owners")] == [
+        ("incident_opened", "region-volume")
+    ]

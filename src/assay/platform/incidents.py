@@ -32,7 +32,7 @@ from datetime import date, datetime, timedelta
 from typing import Any, NoReturn
 
 from assay.errors import ConfigError
-from assay.platform.notify import Facts
+from assay.platform.routing import Facts
 from assay.store.checks import group_key
 from assay.store.incidents import IncidentRecord
 
@@ -100,9 +100,10 @@ class Context:
     divided: frozenset[str]  # expectations with divide_by_group: true
     route: Callable[[Facts], list[tuple[str, str | None]]]
     move_share: float = 0.5
+    flow: str | None = None  # the run's flow, which a route may match (``when: {flow: gate}``)
 
     def facts(self, outcome: str, severity: str | None, expectation: str | None) -> Facts:
-        return Facts(outcome, severity, self.dataset, expectation, self.tags, self.tier)
+        return Facts(outcome, severity, self.dataset, expectation, self.tags, self.tier, self.flow)
 
 
 @dataclass
@@ -474,6 +475,7 @@ def run_error(
     route: Callable[[Facts], list[tuple[str, str | None]]],
     tags: tuple[str, ...] = (),
     tier: int | None = None,
+    flow: str | None = None,
     now: datetime,
 ) -> int:
     """A run that failed before judging anything (a config or system error of the whole run):
@@ -487,7 +489,7 @@ def run_error(
         message=message,
         payload={"id": str(uuid.uuid5(NAMESPACE, f"{kind}/{run_id}")), "message": message, "run_id": run_id},
         route=route,
-        facts=Facts(kind, None, dataset, None, tags, tier),
+        facts=Facts(kind, None, dataset, None, tags, tier, flow),
         day=now.date(),
         now=now,
     )
