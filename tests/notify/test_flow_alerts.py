@@ -237,3 +237,74 @@ def test_a_route_to_an_undeclared_channel_is_the_gate_runs_config_error(bench: B
         bench.gate(bad_january(bench))
     [run] = bench.store.runs("silver.accounts", limit=5)
     assert run.state == "config_error" and bench.store.incidents() == []
+
+
+FLOW_ROUTES = """channels:
+  gates:  {{type: webhook, url: "{url}/gates"}}
+  owners: {{type: webhook, url: "{url}/owners"}}
+routes:
+  - {{when: {{flow: gate, outcome: failed}}, to: [gates]}}
+  - {{when: {{flow: [check, profile], outcome: failed}}, to: [owners]}}
+"""
+
+
+def test_a_route_for_the_gate_flow_gets_the_gates_incident_and_not_a_check_runs(
+    bench: Bench, receiver: Receiver, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``when: {flow: gate}`` matches what the gate's run caused; a check run of another dataset
+    of the same workspace, failing too, goes by the next route."""
+    root = bench.workspace
+    (root / "assay.yaml").write_text(FLOW_ROUTES.format(url=receiver.url))
+    (root / "data").mkdir()
+    document = root / "checks" / "orders.yaml"
+    document.write_text(BY_REGION)
+    at = "2026-11-01"
+    lines = [f"{at},US"] * 500 + [f"{at},EU"] * 100
+    (root / "data" / f"{at}.csv").write_text("day,region\n" + "\n".join(lines) + "\n")
+    assert bench.gate(bad_january(bench)).summary.quarantined == 1
+    code = assay("check", "run", str(document), "--at", at, "--workspace", str(root), "--json", "-")
+    capsys.readouterr()
+    assert code in (0, 1)
+    deliver(root, capsys)
+    assert [(b["kind"], b["expectation"]) for b in bodies(receiver, "/gates")] == [
+        ("incident_opened", "gate:F01")
+    ]
+    assert [(b["kind"], b["expectation"]) for b in bodies(receiver, "/owners")] == [
+        ("incident_opened", "region-volume")
+    ]
+
+
+def test_three_monthly_loads_quarantined_by_the_same_rule_are_one_notification(
+    bench: Bench, receiver: Receiver, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three gate runs of three months of one contributor, each quarantining one row by F01: one
+    incident, told once; the later runs count as its failures."""
+    for day in ("2025-01-31", "2025-02-28", "2025-03-31"):
+        rows = [f"B1,A{i},{day},ACTIVE,{i}000,{i}000,0" for i in range(1, 11)]
+        done = bench.gate(bench.csv(*rows, f"B1,X1,{day},ACTIVE,9000,6000,0"))
+        assert done.summary.quarantined == 1 and done.summary.duplicate_of is None
+    deliver(bench.workspace, capsys)
+    assert [(b["kind"], b["expectation"], b["group"]) for b in bodies(receiver)] == [
+        ("incident_opened", "gate:F01", {"contributor": "B1"})
+    ]
+    [incident] = bench.store.incidents()
+    assert (incident.failures, incident.state) == (3, "open")
+
+
+def test_a_check_runs_by_failure_names_every_failing_group(
+    tmp_path: Path, receiver: Receiver, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "ws"
+    (root / "checks").mkdir(parents=True)
+    (root / "data").mkdir()
+    (root / "assay.yaml").write_text(ROUTES.format(url=receiver.url))
+    document = root / "checks" / "orders.yaml"
+    document.write_text(BY_REGION)
+    lines = ["2026-11-01,US"] * 500 + ["2026-11-01,EU"] * 100 + ["2026-11-01,APAC"] * 50
+    (root / "data" / "2026-11-01.csv").write_text("day,region\n" + "\n".join(lines) + "\n")
+    assay("check", "run", str(document), "--at", "2026-11-01", "--workspace", str(root), "--json", "-")
+    capsys.readouterr()
+    deliver(root, capsys)
+    [opened] = bodies(receiver)
+    assert opened["groups"] == [{"region": "EU"}, {"region": "APAC"}]
+    assert "region=EU" in opened["message"] and "2 groups failed: region=EU, region=APAC" in opened["message"]

@@ -161,3 +161,17 @@ def test_a_dataset_without_a_document_gets_one(fresh: Any) -> None:
     assert (plane.root / "checks" / "silver.accounts.yaml").read_text().startswith("gate:")
     overview = api.get("/datasets/silver.accounts").json()
     assert overview["document"] == "checks/silver.accounts.checks.yaml" and overview["expectations"] == 1
+
+
+def test_the_range_template_offers_a_bigint_column_by_its_canonical_type(fresh: Any) -> None:
+    """The store keeps canonical type names (``long`` for DuckDB's BIGINT): a ``long`` column is a
+    number, offered to the range template and to a business rule's example before the ``double``
+    after it."""
+    _plane, client, tokens = fresh
+    api = Api(client, tokens["author"])
+    form = api.get("/datasets/vendor_trades/checks/template", type="range").json()
+    types = {c["name"]: c["type"] for c in form["columns"]}
+    assert list(types)[4:6] == ["qty", "price"] and (types["qty"], types["price"]) == ("long", "double")
+    assert yaml.safe_load(form["expect"])["rule"].startswith('ColumnValues "qty" between ')
+    rule = api.get("/datasets/vendor_trades/checks/template", type="business_rule").json()
+    assert yaml.safe_load(rule["measure"])[0]["count_where"]["condition"] == "qty < 0"

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from assay.platform.incidents import DIMENSIONS, Context, dimension_of, judge
-from assay.platform.notify import Config, Route, load_config, route
+from assay.platform.notify import Config, load_config
+from assay.platform.routing import Route, route
 
 _GATE_DIMENSIONS = {
     "parse_error": "validity",
@@ -114,7 +115,7 @@ class Routing:
             document.dataset.source.describe(),
         )
 
-    def context(self, dimensions: Mapping[str, str], divided: frozenset[str]) -> Context:
+    def context(self, dimensions: Mapping[str, str], divided: frozenset[str], flow: str) -> Context:
         routes = self.routes
         return Context(
             dataset=self.dataset,
@@ -125,6 +126,7 @@ class Routing:
             divided=divided,
             route=lambda facts: route(routes, facts),
             move_share=self.config.incidents.move_share,
+            flow=flow,
         )
 
 
@@ -144,6 +146,7 @@ def alert(
     context = routing.context(
         {f.expectation: f.dimension for f in findings},
         frozenset(f.expectation for f in findings if f.group is not None),
+        flow,
     )
     outcomes = [f.outcome(routing.owner) for f in findings]
     return judge(store, outcomes, context, at=at, run_id=run_id, now=now)

@@ -1,7 +1,8 @@
 """Decisions on never-seen values, taken: one service for the CLI and the web.
 
 A decision is opened by the drift monitor or the gate (a new value goes to a person, never to a
-default) and settled here: the decision is recorded with who and when, then the rows the gate
+default) and settled here: the decision is recorded with who and when, with its audit row
+(``decision.accept`` or ``decision.reject``: one per decision, whoever calls), then the rows the gate
 held for it are released: committed when accepted (and waiting on nothing else), quarantined
 when rejected (:func:`assay.gate.holds.release`).
 """
@@ -54,11 +55,16 @@ def decide(
         raise ConfigError(f"a decision is accepted or rejected, not {status!r}")
     if (decision_id is None) == (dataset is None):
         raise ConfigError("give a decision id, or a dataset (and column) for every pending decision there")
-    if decision_id is not None:
-        decided = [store.decide(decision_id, status, by=by, note=note)]
-    else:
-        assert dataset is not None
-        decided = store.decide_all(dataset, status, by=by, column=column, note=note)
+    action = f"decision.{'accept' if status == 'accepted' else 'reject'}"
+    with store.transaction():
+        if decision_id is not None:
+            decided = [store.decide(decision_id, status, by=by, note=note)]
+        else:
+            assert dataset is not None
+            decided = store.decide_all(dataset, status, by=by, column=column, note=note)
+        for d in decided:
+            detail = {"column": d.column, "value": d.value, "note": d.note}
+            store.audit(by, action, str(d.id), dataset=d.dataset, detail=detail)
     taken = Taken(decided)
     for decision in decided:
         taken.released += release(workspace, store, decision)

@@ -32,7 +32,7 @@ from datetime import date, datetime, timedelta
 from typing import Any, NoReturn
 
 from assay.errors import ConfigError
-from assay.platform.notify import Facts
+from assay.platform.routing import Facts
 from assay.store.checks import group_key
 from assay.store.incidents import IncidentRecord
 
@@ -100,9 +100,10 @@ class Context:
     divided: frozenset[str]  # expectations with divide_by_group: true
     route: Callable[[Facts], list[tuple[str, str | None]]]
     move_share: float = 0.5
+    flow: str | None = None  # the run's flow, which a route may match (``when: {flow: gate}``)
 
     def facts(self, outcome: str, severity: str | None, expectation: str | None) -> Facts:
-        return Facts(outcome, severity, self.dataset, expectation, self.tags, self.tier)
+        return Facts(outcome, severity, self.dataset, expectation, self.tags, self.tier, self.flow)
 
 
 @dataclass
@@ -474,6 +475,7 @@ def run_error(
     route: Callable[[Facts], list[tuple[str, str | None]]],
     tags: tuple[str, ...] = (),
     tier: int | None = None,
+    flow: str | None = None,
     now: datetime,
 ) -> int:
     """A run that failed before judging anything (a config or system error of the whole run):
@@ -487,7 +489,7 @@ def run_error(
         message=message,
         payload={"id": str(uuid.uuid5(NAMESPACE, f"{kind}/{run_id}")), "message": message, "run_id": run_id},
         route=route,
-        facts=Facts(kind, None, dataset, None, tags, tier),
+        facts=Facts(kind, None, dataset, None, tags, tier, flow),
         day=now.date(),
         now=now,
     )
@@ -540,25 +542,32 @@ def _enqueue_error(
 
 
 def acknowledge(store: Any, incident_id: str, *, by: str, now: datetime) -> IncidentRecord:
-    """Someone is on it: ``open`` → ``acknowledged`` (its owners are not told again)."""
-    incident = store.incident(incident_id)
-    _require_unresolved(incident, "acknowledge")
-    incident.state = "acknowledged"
-    store.save_incident(incident, new=False)
-    store.add_incident_event(incident.id, "acknowledged", now, by=by)
+    """Someone is on it: ``open`` → ``acknowledged`` (its owners are not told again). With its
+    audit row (``incident.ack``), in the same transaction, whoever calls: the CLI or the web."""
+    with store.transaction():
+        incident = store.incident(incident_id)
+        _require_unresolved(incident, "acknowledge")
+        incident.state = "acknowledged"
+        store.save_incident(incident, new=False)
+        store.add_incident_event(incident.id, "acknowledged", now, by=by)
+        store.audit(by, "incident.ack", incident.id, dataset=incident.dataset)
     return store.incident(incident_id)  # type: ignore[no-any-return]
 
 
 def mute(store: Any, incident_id: str, *, until: datetime, by: str, now: datetime) -> IncidentRecord:
     """No notification of the incident until ``until`` (compared with the evaluations' logical
-    times, which for a scheduled run are its tick); it still records every evaluation."""
-    incident = store.incident(incident_id)
-    _require_unresolved(incident, "mute")
-    if until <= now:
-        raise_config(f"--until {until.isoformat()} is not in the future")
-    incident.state, incident.muted_until = "muted", until
-    store.save_incident(incident, new=False)
-    store.add_incident_event(incident.id, "muted", now, by=by, detail={"until": until.isoformat()})
+    times, which for a scheduled run are its tick); it still records every evaluation. With its
+    audit row (``incident.mute``)."""
+    with store.transaction():
+        incident = store.incident(incident_id)
+        _require_unresolved(incident, "mute")
+        if until <= now:
+            raise_config(f"--until {until.isoformat()} is not in the future")
+        incident.state, incident.muted_until = "muted", until
+        store.save_incident(incident, new=False)
+        detail = {"until": until.isoformat()}
+        store.add_incident_event(incident.id, "muted", now, by=by, detail=detail)
+        store.audit(by, "incident.mute", incident.id, dataset=incident.dataset, detail=detail)
     return store.incident(incident_id)  # type: ignore[no-any-return]
 
 
@@ -567,8 +576,8 @@ def resolve(
 ) -> tuple[IncidentRecord, int]:
     """Resolve by hand with a cause (:data:`CAUSES`); the loads it held leave later baselines
     (``expected_change``, ``false_alarm``) or the baselines restart (``new_normal``). Its owners
-    hear of it where they heard of it last. Returns the incident and how many loads left the
-    baselines."""
+    hear of it where they heard of it last; its audit row (``incident.resolve``) is written with
+    it. Returns the incident and how many loads left the baselines."""
     if cause not in CAUSES:
         raise_config(f"unknown cause {cause!r}: expected one of {', '.join(CAUSES)}")
     with store.transaction():
@@ -588,6 +597,13 @@ def resolve(
         store.save_incident(incident, new=False)
         detail = {"cause": cause, "note": note, "left_out_of_baselines": left}
         seq = store.add_incident_event(incident.id, "resolved", now, by=by, detail=detail)
+        store.audit(
+            by,
+            "incident.resolve",
+            incident.id,
+            dataset=incident.dataset,
+            detail={"cause": cause, "note": note},
+        )
         words = f"{incident.expectation} ({incident.dimension}) resolved by {by}: {cause.replace('_', ' ')}"
         notify_incident(
             store,

@@ -38,6 +38,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from assay.errors import ConfigError
 from assay.lang import yamlsafe
+from assay.platform.routing import Facts as Facts  # routing's names, where callers first found them
+from assay.platform.routing import Route as Route
+from assay.platform.routing import route as route
 
 CONFIG_FILE = "assay.yaml"
 KINDS = (
@@ -102,99 +105,6 @@ class Smtp(_Strict):
     sender: str = Field(alias="from")
     user: str | None = None
     password_env: str | None = None
-
-
-OUTCOMES = ("failed", "config_error", "system_error")
-"""The outcomes a route's ``when.outcome`` can match: a notification is about one of them (an
-incident's are ``failed``)."""
-SEVERITIES = ("critical", "error", "warning")
-
-
-def _listed(value: Any) -> Any:
-    return (value,) if isinstance(value, str | int) and not isinstance(value, bool) else value
-
-
-class When(_Strict):
-    """What a route matches; every given key must match (a list: any of its items)."""
-
-    outcome: tuple[Literal["failed", "config_error", "system_error"], ...] | None = None
-    severity: tuple[Literal["critical", "error", "warning"], ...] | None = None
-    dataset: tuple[str, ...] | None = None  # globs: "silver.*"
-    expectation: tuple[str, ...] | None = None  # globs
-    tag: tuple[str, ...] | None = None  # the dataset has one of them
-    tier: tuple[Annotated[int, Field(ge=0, le=3)], ...] | None = None
-
-    @field_validator("outcome", "severity", "dataset", "expectation", "tag", "tier", mode="before")
-    @classmethod
-    def _one_or_many(cls, value: Any) -> Any:
-        return _listed(value)
-
-    def matches(self, facts: Facts) -> bool:
-        from fnmatch import fnmatchcase
-
-        def globbed(patterns: tuple[str, ...] | None, value: str | None) -> bool:
-            return patterns is None or (value is not None and any(fnmatchcase(value, p) for p in patterns))
-
-        return (
-            (self.outcome is None or facts.outcome in self.outcome)
-            and (self.severity is None or facts.severity in self.severity)
-            and globbed(self.dataset, facts.dataset)
-            and globbed(self.expectation, facts.expectation)
-            and (self.tag is None or bool(set(self.tag) & set(facts.tags)))
-            and (self.tier is None or facts.tier in self.tier)
-        )
-
-
-class Route(_Strict):
-    """``{when: {...}, to: [channel, ...], digest: daily, continue: false}``: first match wins
-    unless ``continue: true``; ``digest: daily`` gathers the route's notifications into one
-    message per channel per day."""
-
-    when: When = When()
-    to: tuple[str, ...] = Field(min_length=1)
-    digest: Literal["daily"] | None = None
-    go_on: bool = Field(False, alias="continue")
-
-    @field_validator("to", mode="before")
-    @classmethod
-    def _one_or_many(cls, value: Any) -> Any:
-        return _listed(value)
-
-
-@dataclass(frozen=True)
-class Facts:
-    """What routing knows of a notification."""
-
-    outcome: str
-    severity: str | None = None
-    dataset: str | None = None
-    expectation: str | None = None
-    tags: tuple[str, ...] = ()
-    tier: int | None = None
-
-
-def route(routes: Sequence[Route], facts: Facts) -> list[tuple[str, str | None]]:
-    """The channels ``facts`` go to, each with its digest (None: at once), in route order, each
-    channel once; no route matching means no notification.
-
-    >>> routes = [Route.model_validate(r) for r in [
-    ...     {"when": {"outcome": "failed", "severity": "warning"}, "to": "owners", "digest": "daily"},
-    ...     {"when": {"outcome": "failed"}, "to": ["owners", "team"]},
-    ... ]]
-    >>> route(routes, Facts("failed", "warning")), route(routes, Facts("failed", "critical"))
-    ([('owners', 'daily')], [('owners', None), ('team', None)])
-    >>> route(routes, Facts("config_error"))
-    []
-    """
-    out: dict[str, str | None] = {}
-    for rule in routes:
-        if not rule.when.matches(facts):
-            continue
-        for channel in rule.to:
-            out.setdefault(channel, rule.digest)
-        if not rule.go_on:
-            break
-    return list(out.items())
 
 
 class IncidentSettings(_Strict):
@@ -280,6 +190,7 @@ def notify_run_error(
     now: datetime,
     document: Any = None,
     source: str | None = None,
+    flow: str | None = None,
 ) -> int:
     """A run that failed as a whole, nothing judged (a config or system error of the run, or a
     run whose process was killed before its commit, recovered as a ``system_error``): its
@@ -307,6 +218,7 @@ def notify_run_error(
         route=lambda facts: route(routes, facts),
         tags=document.dataset.tags if document is not None else (),
         tier=document.dataset.tier if document is not None else None,
+        flow=flow,
         now=now,
     )
 

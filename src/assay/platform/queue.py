@@ -21,6 +21,7 @@ run lifecycle).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -206,15 +207,14 @@ def work(url: str, *, burst: bool, concurrency: int = 1) -> list[JobResult]:
     return list(LAST)
 
 
-def requeue_orphans(store: Any, queue_app: Any, workspace_root: Path) -> list[Job]:
+def requeue_orphans(store: Any, queue_app: Any, workspace_root: Path, orphans: Iterable[Any]) -> list[Job]:
     """Ticks held by a process that is gone (a worker killed while running one, a pass killed
-    between its claim and its enqueue) go back on the queue, once each, by the rule that finds
-    a dead run's owner (:func:`assay.platform.schedule.orphans`); a process on another host is
-    never judged dead from here."""
-    from assay.platform.schedule import orphans
-
+    between its claim and its enqueue) go back on the queue, once each. ``orphans`` are those
+    ticks, found by the scheduler's rule for a dead run's owner
+    (:func:`assay.platform.schedule.orphans`), which a process on another host never meets;
+    handed in, so that the queue, which the scheduler calls, does not call the scheduler back."""
     requeued = []
-    for tick in orphans(store):
+    for tick in orphans:
         if store.release_tick(tick.document, tick.profile, tick.tick, dead=tick.owner):
             job = Job(
                 str(workspace_root.resolve()),

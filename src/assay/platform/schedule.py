@@ -342,7 +342,8 @@ def _pass(
     if queue_app is not None:
         from assay.platform.queue import requeue_orphans
 
-        done.requeued = [job.__dict__ for job in requeue_orphans(store, queue_app, workspace.root)]
+        requeued = requeue_orphans(store, queue_app, workspace.root, orphans(store))
+        done.requeued = [job.__dict__ for job in requeued]
     else:
         for tick in orphans(store):
             _resume(
@@ -583,6 +584,7 @@ def _notify_run_error(
         run_id=started.run_id or str(uuid.uuid5(uuid.NAMESPACE_URL, tick)),
         now=now,
         document=document,
+        flow="check",
     )
 
 

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -35,13 +35,19 @@ from assay.errors import ConfigError
 from assay.web.catalog import subject
 from assay.web.plane import Plane
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 BACKTEST_DAYS = 30
 BACKTEST_MAX = 90
 SAMPLE_ROWS = 20
 """Rows a business rule keeps as evidence of each failing load (the dry run shows them)."""
 
-_TIME_TYPES = ("TIMESTAMP", "DATE", "TIME")
-_NUMBER_TYPES = ("INT", "DECIMAL", "DOUBLE", "FLOAT", "REAL", "NUMERIC", "BIGINT", "HUGEINT")
+# canonical type names (assay.engine.types), which the store keeps and the table's schema is read
+# as: matching DuckDB's names instead passed a ``long`` (BIGINT) column over as no number
+_TIME_TYPES = frozenset({"timestamp", "timestamptz", "date", "time"})
+_INSTANT_TYPES = frozenset({"timestamp", "timestamptz"})
+_NUMBER_TYPES = frozenset({"int", "long", "float", "double", "decimal"})
 _SAFE_ID = re.compile(r"[^A-Za-z0-9_-]+")
 
 
@@ -56,7 +62,7 @@ class Known:
     columns: list[tuple[str, str]]
     ids: set[str] = field(default_factory=set)
 
-    def first(self, *kinds: tuple[str, ...], named: tuple[str, ...] = ()) -> str | None:
+    def first(self, *kinds: frozenset[str], named: tuple[str, ...] = ()) -> str | None:
         """The first column whose name contains one of ``named``, else whose type is one of
         ``kinds``, else the first column."""
         for word in named:
@@ -64,7 +70,7 @@ class Known:
                 if word in name.lower():
                     return name
         for name, type_ in self.columns:
-            if any(k in type_.upper() for group in kinds for k in group):
+            if any(_base(type_) in group for group in kinds):
                 return name
         return self.columns[0][0] if self.columns else None
 
@@ -547,10 +553,10 @@ def _observed_range(k: Known, column: str) -> tuple[float, float]:
 def _example_condition(k: Known) -> str:
     """A condition that flags a row breaking a rule, to edit: the second timestamp before the
     first (``settled_at < executed_at``), a negative number, or a missing first column."""
-    times = [n for n, t in k.columns if "TIMESTAMP" in t.upper()]
+    times = [n for n, t in k.columns if _base(t) in _INSTANT_TYPES]
     if len(times) >= 2:
         return f"{_ident(times[1])} < {_ident(times[0])}"
-    numbers = [n for n, t in k.columns if any(x in t.upper() for x in _NUMBER_TYPES)]
+    numbers = [n for n, t in k.columns if _base(t) in _NUMBER_TYPES]
     if numbers:
         return f"{_ident(numbers[0])} < 0"
     first = k.columns[0][0] if k.columns else "id"
@@ -610,7 +616,36 @@ def _table_schema(plane: Plane, dataset: str) -> list[tuple[str, str]]:
     with Warehouse.open(plane.root) as warehouse:
         if not warehouse.exists(dataset):
             return []
-        return [(f.name, str(f.type)) for f in warehouse.schema(dataset)]
+        return [(f.name, _arrow_type(f.type)) for f in warehouse.schema(dataset)]
+
+
+def _base(type_name: str) -> str:
+    """A canonical type's name without its parameters: ``decimal(18,3)`` is a ``decimal``."""
+    return type_name.split("(", 1)[0]
+
+
+def _arrow_type(type_: pa.DataType) -> str:
+    """The canonical name of an Iceberg table's column, read as Arrow (``int64`` is ``long``), so
+    that a table's columns are named as the store names a profiled dataset's."""
+    import pyarrow as pa
+
+    if pa.types.is_integer(type_):
+        return "long" if type_.bit_width > 32 else "int"
+    if pa.types.is_floating(type_):
+        return "double" if type_.bit_width > 32 else "float"
+    if pa.types.is_decimal(type_):
+        return f"decimal({type_.precision},{type_.scale})"
+    if pa.types.is_timestamp(type_):
+        return "timestamp" if type_.tz is None else "timestamptz"
+    if pa.types.is_date(type_):
+        return "date"
+    if pa.types.is_time(type_):
+        return "time"
+    if pa.types.is_boolean(type_):
+        return "boolean"
+    if pa.types.is_string(type_) or pa.types.is_large_string(type_):
+        return "string"
+    return str(type_)
 
 
 def _new_path(plane: Plane, dataset: str) -> Path:

@@ -1,11 +1,9 @@
 """The control plane's operational pages as JSON: runs, incidents, new-value decisions, proposals,
 gate runs with their quarantined rows, users and the audit trail; and the writes a person makes
 there (acknowledge, resolve, mute; accept, reject; add a user), each through the same platform
-function the CLI calls, then recorded in the audit trail with who and when.
-
-The platform's own records already say who did what with the change itself (an incident's events,
-a decision's ``decided_by``, a proposal's trail); the audit row is written right after, so the
-trail lists every write of the web and the API in one place.
+function the CLI calls, which records it in the audit trail with who and when in the same
+transaction (so an action from the CLI is in the trail too); a user's change is audited by the
+store.
 """
 
 from __future__ import annotations
@@ -124,23 +122,19 @@ def incident_action(
 
     found = _incident(plane, incident_id)
     now = plane.clock()
-    detail: dict[str, Any] = {}
     if action == "ack":
         incidents.acknowledge(plane.store, found.id, by=by, now=now)
     elif action == "resolve":
         if not cause:
             raise ConfigError(f"say why the incident is resolved: a cause ({', '.join(incidents.CAUSES)})")
         incidents.resolve(plane.store, found.id, by=by, cause=cause, note=note or None, now=now)
-        detail = {"cause": cause, "note": note or None}
     elif action == "mute":
         if hours is None or not 0 < hours <= MUTE_HOURS_MAX:
             raise ConfigError(f"mute for 1 to {MUTE_HOURS_MAX} hours, not {hours}")
         until = max(now, found.evaluated_at) + timedelta(hours=hours)
         incidents.mute(plane.store, found.id, until=until, by=by, now=now)
-        detail = {"until": until.isoformat()}
     else:
         raise NotFound(f"no incident action {action!r}")
-    plane.store.audit(by, f"incident.{action}", found.id, dataset=found.dataset, detail=detail or None)
     return incident_detail(plane, found.id)
 
 
@@ -210,14 +204,6 @@ def decide(
         column=column,
         note=note or None,
     )
-    for d in taken.decisions:
-        plane.store.audit(
-            by,
-            f"decision.{'accept' if status == 'accepted' else 'reject'}",
-            str(d.id),
-            dataset=d.dataset,
-            detail={"column": d.column, "value": d.value, "note": d.note},
-        )
     return {"decisions": [decision_json(d) for d in taken.decisions], "released": taken.released}
 
 
@@ -255,19 +241,11 @@ def proposal_action(
     now = plane.clock()
     if action == "accept":
         done = accept(plane.store, record.id, by=by, workspace=plane.root, at=now)
-        plane.store.audit(
-            by,
-            "proposal.accept",
-            record.id,
-            dataset=record.dataset,
-            detail={"document": plane.relative(done.document), "diff": done.diff},
-        )
         out = proposal_detail(plane, record.id)
         out["diff"] = done.diff
         return out
     if action == "reject":
         reject(plane.store, record.id, by=by, why=why or "", at=now)
-        plane.store.audit(by, "proposal.reject", record.id, dataset=record.dataset, detail={"why": why})
         return proposal_detail(plane, record.id)
     raise NotFound(f"no proposal action {action!r}")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
@@ -18,7 +19,6 @@ from fastapi.templating import Jinja2Templates
 
 from assay.errors import ConfigError
 from assay.web import authoring, catalog, datasets, operations
-from assay.web.app import HERE
 from assay.web.auth import (
     CSRF_FIELD,
     LOGIN_CSRF_COOKIE,
@@ -38,7 +38,7 @@ from assay.web.plane import Plane, check_name
 log = logging.getLogger("assay.web")
 
 router = APIRouter(include_in_schema=False)
-templates = Jinja2Templates(directory=HERE / "templates")
+templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
 FLASH = "assay_flash"
 
 NAV = (

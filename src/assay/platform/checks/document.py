@@ -35,7 +35,7 @@ from assay.errors import ConfigError
 from assay.lang import yamlsafe
 from assay.lang.dqdl.parser import MAX_WINDOW
 from assay.names import check_name
-from assay.platform.notify import Route
+from assay.platform.routing import Route
 
 API_VERSION = "assay/v1"
 KIND = "DatasetChecks"

@@ -515,6 +515,7 @@ class CheckRun:
             divided=frozenset(e.id for e in self.document.expectations if e.divide_by_group),
             route=lambda facts: route(routes, facts),
             move_share=config.incidents.move_share,
+            flow="check",
         )
 
     # --- judge --------------------------------------------------------------------------------------

@@ -373,6 +373,7 @@ class EventRun:
                 divided=frozenset(),
                 route=lambda facts: route(config.routes, facts),
                 move_share=config.incidents.move_share,
+                flow="event",
             )
             outcome = {
                 "expectation": contract.expectation,

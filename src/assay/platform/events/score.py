@@ -377,6 +377,7 @@ def record_event_score(
                 divided=frozenset(),
                 route=lambda facts: route(config.routes, facts),
                 move_share=config.incidents.move_share,
+                flow="event",
             )
             item = {
                 "expectation": EXPECTATION,

@@ -31,7 +31,8 @@ def accept(
     """Accept an open proposal (its id or a unique prefix): its expectation is appended to the
     dataset's check document, advisory, its description saying who accepted it and when, and
     a comment above it the proposal's id and numbers; returns the diff of the document. The
-    document is written and the decision recorded together, or neither."""
+    document is written and the decision recorded together, with its audit row
+    (``proposal.accept``, the document as the workspace names it and the diff), or neither."""
     when = at or datetime.now(UTC)
     record = store.proposal(proposal_id)
     if record.state != "open":
@@ -56,13 +57,14 @@ def accept(
     # under the document's lock, as the web editor's saves: a save at the same moment is
     # neither lost nor overwritten (tests/web/test_concurrent_saves.py)
     with document_lock(path):
-        return _accept_locked(store, record, path, expectation, metrics, comment, by, when)
+        return _accept_locked(store, record, path, root, expectation, metrics, comment, by, when)
 
 
 def _accept_locked(
     store: Any,
     record: ProposalRecord,
     path: Path,
+    root: Path,
     expectation: dict[str, Any],
     metrics: dict[str, Any] | None,
     comment: str,
@@ -75,14 +77,16 @@ def _accept_locked(
     if _written_already(before, record.expectation, str(path)):
         # a kill between the document's write and the decision's commit: the document holds the
         # expectation already; the decision is rolled forward, the document left as it is
-        store.decide_proposal(
-            record.id,
-            "accepted",
-            by=by,
-            at=when,
-            document=str(path),
-            detail={"diff": "", "rolled_forward": True},
-        )
+        with store.transaction():
+            store.decide_proposal(
+                record.id,
+                "accepted",
+                by=by,
+                at=when,
+                document=str(path),
+                detail={"diff": "", "rolled_forward": True},
+            )
+            _audit_accept(store, record, path, root, by, "")
         return Accepted(store.proposal(record.id), path, "")
     after = edited_text(
         before, [expectation], metrics, comments={expectation["id"]: comment}, filename=str(path)
@@ -92,9 +96,20 @@ def _accept_locked(
         store.decide_proposal(
             record.id, "accepted", by=by, at=when, document=str(path), detail={"diff": diff}
         )
+        _audit_accept(store, record, path, root, by, diff)
         write_document(path, after)
         checkpoint("after-document")  # the document written, the decision not committed yet
     return Accepted(store.proposal(record.id), path, diff)
+
+
+def _audit_accept(store: Any, record: ProposalRecord, path: Path, root: Path, by: str, diff: str) -> None:
+    try:
+        document = str(path.resolve().relative_to(root.resolve()))
+    except ValueError:  # a document outside the workspace: named in full
+        document = str(path)
+    store.audit(
+        by, "proposal.accept", record.id, dataset=record.dataset, detail={"document": document, "diff": diff}
+    )
 
 
 def _written_already(text: str, expectation: dict[str, Any], filename: str) -> bool:
@@ -113,9 +128,15 @@ def _written_already(text: str, expectation: dict[str, Any], filename: str) -> b
 
 
 def reject(store: Any, proposal_id: str, *, by: str, why: str, at: datetime | None = None) -> ProposalRecord:
-    """Reject an open proposal, saying why: it is not proposed again until its evidence changes."""
+    """Reject an open proposal, saying why: it is not proposed again until its evidence changes.
+    With its audit row (``proposal.reject``)."""
     if not why or not why.strip():
         raise ConfigError("say why the proposal is rejected: --why TEXT")
-    full = store.decide_proposal(proposal_id, "rejected", by=by, why=why.strip(), at=at or datetime.now(UTC))
+    with store.transaction():
+        full = store.decide_proposal(
+            proposal_id, "rejected", by=by, why=why.strip(), at=at or datetime.now(UTC)
+        )
+        found = store.proposal(full)
+        store.audit(by, "proposal.reject", found.id, dataset=found.dataset, detail={"why": why.strip()})
     record: ProposalRecord = store.proposal(full)
     return record

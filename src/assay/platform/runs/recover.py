@@ -195,6 +195,7 @@ def _notify(store: MetricStore, workspace: Workspace, run: RunRecord, why: str, 
         run_id=run.id,
         now=now,
         source=str(source) if source else None,
+        flow=run.kind,
     )
 
 
