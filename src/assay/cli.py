@@ -537,7 +537,8 @@ def table_export(
 
 
 def _dataset_config(space: Workspace, dataset: str, config: Path | None) -> Any:
-    from assay.monitor import DatasetConfig, load_config
+    from assay.monitor import DatasetConfig
+    from assay.platform.checks.settings import load_config
 
     if config is not None:
         return load_config(config)

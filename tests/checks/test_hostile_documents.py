@@ -230,8 +230,8 @@ def test_validate_reads_the_workspace_assay_yaml_within_the_limits(
 
 def _readers() -> dict[str, Callable[[Path], Any]]:
     from assay.gate.schema import load_schema
-    from assay.monitor import load_config
     from assay.platform.checks.odcs import import_odcs
+    from assay.platform.checks.settings import load_config
     from assay.platform.events.event import load_contracts
     from assay.platform.notify import load_config as load_notify
 

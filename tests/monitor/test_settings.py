@@ -14,7 +14,8 @@ import pytest
 
 from assay.errors import ConfigError
 from assay.judge import drift
-from assay.monitor import DatasetConfig, ProfileResult, load_config, profile
+from assay.monitor import DatasetConfig, ProfileResult, profile
+from assay.platform.checks.settings import load_config
 from assay.store import MetricStore
 from monitor.realdata import loads_between, with_nulls
 from monitor.test_monitor import day, run, trades

@@ -145,7 +145,7 @@ def profile_day(workspace: Workspace, store: Any, document: Path, dataset: str, 
     """Profile a day's file of trades as the drift monitor does (every column, one query, judged
     with the document's ``monitor:`` section, as ``assay profile`` judges it): the column history
     that ``assay propose`` mines."""
-    from assay.monitor import load_config
+    from assay.platform.checks.settings import load_config
     from assay.platform.flows import profile
 
     path = workspace.root / "data" / "trades" / f"trades-{day}.parquet"

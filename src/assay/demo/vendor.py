@@ -71,7 +71,7 @@ def run_vendor(console: Console, workspace: Workspace, *, status: Console) -> di
     checks = workspace.root / "checks"
     checks.mkdir(exist_ok=True)
     (checks / f"{DATASET}.yaml").write_text(CONFIG)
-    from assay.monitor import load_config
+    from assay.platform.checks.settings import load_config
 
     config = load_config(checks / f"{DATASET}.yaml")
     alerted: list[ProfileResult] = []

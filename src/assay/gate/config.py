@@ -67,8 +67,8 @@ def resolve(
 
     Without ``--table``, the one table of the workspace whose configuration has a ``gate:``
     section is chosen; none or several is an error that names them."""
-    from assay.monitor import load_config
     from assay.platform.checks.document import find_document
+    from assay.platform.checks.settings import load_config
 
     checks = workspace.root / "checks"
     if table is None:
@@ -94,7 +94,7 @@ def resolve(
     path = checks / f"{table}.yaml"
     if not path.is_file():
         path = find_document(checks, table) or path
-    settings = (load_config(path).gate if path.is_file() else None) or GateConfig()
+    settings = GateConfig.model_validate((load_config(path).gate if path.is_file() else None) or {})
 
     def pick(flag: str | None, configured: str | None, option: str, field: str) -> str:
         chosen = flag or configured

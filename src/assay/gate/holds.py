@@ -51,7 +51,7 @@ class Holds:
 
 def domain_columns(workspace: Workspace, table: str) -> list[str]:
     """The domain columns a table's configuration declares (none without a configuration)."""
-    from assay.monitor import load_config
+    from assay.platform.checks.settings import load_config
 
     path = workspace.root / "checks" / f"{table}.yaml"
     return load_config(path).domain_columns if path.exists() else []

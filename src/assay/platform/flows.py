@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from datetime import UTC, date, datetime, time
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -140,37 +140,11 @@ def profile(
     **options: Any,
 ) -> ProfileResult:
     """Profile one load as one run: the load, its profile, its judgement, its decisions and the
-    run's completed record are one store transaction (see :func:`assay.monitor.profile`).
+    run's completed record are one store transaction (:mod:`assay.platform.runs.profile`).
     ``config`` may be given as a function that reads it, so that a broken configuration is the
     run's recorded ``config_error``."""
-    from assay import monitor
+    from assay.platform.runs import profile as flow
 
-    inputs = [Input(str(data))] if isinstance(data, str | os.PathLike) else []
-    with Run(
-        "profile",
-        dataset=dataset,
-        workspace=Workspace(workspace),
-        store=store,
-        inputs=inputs,
-        engine_factory=options.pop("engine_factory", None),
-    ) as run:
-        run.phase = "reading the dataset's configuration"
-        if callable(options.get("config")):
-            options["config"] = options["config"]()
-        if store is not None:  # hard alerts and new decisions open incidents
-            at = datetime.combine(load_date, time(0), UTC)
-            run.alerting = Alerting(Routing.of(run.workspace.root, dataset), "profile", at=at)
-        run.phase = "profiling the load"
-        result = monitor.profile(
-            data,
-            dataset=dataset,
-            load_date=load_date,
-            store=store,
-            engine=run.engine,
-            run=run if store is not None else None,
-            **options,
-        )
-        if store is not None:
-            run.committed = True
-            run.publish()
-        return result
+    return flow.profile(
+        data, dataset=dataset, load_date=load_date, store=store, workspace=workspace, **options
+    )

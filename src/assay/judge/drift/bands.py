@@ -1,8 +1,5 @@
-"""Drift: today's profile judged against a window of earlier loads of the same dataset.
-
-Five judgements (seed 002): a column's null rate against its band; a categorical column's values
-against every value it ever held; the row count; the numeric range; the schema. Each judgement
-is kept with the band it used, so ``assay history`` can show why an alert fired.
+"""The bands drift is judged against: a null rate's (plain, conditioned, zero or rare), the row
+count's and a numeric range's, each learnt from the window of earlier loads (:class:`Window`).
 
 The null-rate band respects evidence. Over the window, the pooled rate is p = Σ nulls / Σ rows.
 Two things make today's rate differ from p: sampling (a load of n rows has variance p(1-p)/n,

@@ -1,0 +1,69 @@
+"""New values: a value of a categorical column that no earlier load held is an alert and asks for
+a decision, never a default (seed 002). A value an earlier load brought that still waits on its
+decision is not alerted again: its rows are added to the decision. A rejected value is a hard
+alert every time. A category flooded with mostly new values is one alert and no decisions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assay.judge.drift.case import Case, Finding
+from assay.measure.profile import ColumnProfile
+
+
+class NewValue:
+    kind = "new_value"
+    statement = "a value no earlier load held opens a decision; a value rejected before is a hard alert"
+    per_column = True
+
+    def judge(self, case: Case, column: ColumnProfile | None = None) -> list[Finding]:
+        assert column is not None
+        if column.name in case.today.floods:
+            new, distinct = case.today.floods[column.name]
+            message = (
+                f"{new} of {distinct} values never seen before: no decision opened for a flood; "
+                "if the column is not a category, list it in not_categorical"
+            )
+            return [Finding(column.name, self.kind, float(new), None, "soft", message, values=[])]
+        if column.values is None or not case.past.earlier:
+            return []  # not a category, or its first load: it teaches the column its values
+        seen = case.past.seen.get(column.name, {})
+        status = case.past.status.get(column.name, {})
+        fresh: list[dict[str, Any]] = []
+        waiting: list[tuple[str, int]] = []
+        for value, count in sorted(column.values.items(), key=lambda item: (-item[1], item[0])):
+            if case.settings.blanks and not value.strip():
+                continue  # a blank is a missing value (judged with the nulls), not a new value
+            decided = status.get(value)
+            if decided == "accepted" or (value in seen and decided is None):
+                continue
+            if value in seen and decided == "pending":
+                waiting.append((value, count))
+                continue
+            fresh.append({"value": value, "count": count, "decision": decided or "pending"})
+        shown_waiting = ", ".join(f"{value} ({count} rows)" for value, count in waiting)
+        pending = f"; still waiting on a decision: {shown_waiting}" if waiting else ""
+        if not fresh:
+            message = f"no new value{pending}"
+            return [
+                Finding(column.name, self.kind, 0.0, None, None, message, values=[], waiting=tuple(waiting))
+            ]
+        rejected = [f for f in fresh if f["decision"] == "rejected"]
+        shown = ", ".join(f"{f['value']} ({f['count']} rows)" for f in fresh[:5])
+        more = f" and {len(fresh) - 5} more" if len(fresh) > 5 else ""
+        message = f"{len(fresh)} value(s) never seen before: {shown}{more}"
+        if rejected:
+            message += f"; {len(rejected)} of them rejected before"
+        severity = "hard" if rejected else "soft"
+        return [
+            Finding(
+                column.name,
+                self.kind,
+                float(len(fresh)),
+                None,
+                severity,
+                message + pending,
+                values=fresh,
+                waiting=tuple(waiting),
+            )
+        ]

@@ -1,0 +1,405 @@
+"""One load's profile as stage steps that take values and return values: :func:`measure` reads
+the load and measures it in one query; :func:`persist` stores the load, its metrics and its
+profile; :func:`judge` judges it against the window the history read model finds; :func:`route`
+keeps the judgements and opens the decisions. The platform's profile run
+(:mod:`assay.platform.runs.profile`) calls them inside one run; :func:`profile` calls them
+without one (the Python API and the benchmarks).
+
+>>> import pyarrow as pa
+>>> from datetime import date
+>>> from assay.store import MetricStore
+>>> with MetricStore.open("sqlite://") as store:
+...     for day in range(1, 8):
+...         result = profile(pa.table({"venue": ["XLON", "XPAR"]}), dataset="trades",
+...                          load_date=date(2026, 1, day), store=store)
+...     result = profile(pa.table({"venue": ["XLON", "XNEW"]}), dataset="trades",
+...                      load_date=date(2026, 1, 8), store=store)
+>>> [(a.kind, a.column, a.values) for a in result.alerts]
+[('new_value', 'venue', [{'value': 'XNEW', 'count': 1, 'decision': 'pending'}])]
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from assay.engine import DataKind, Engine
+from assay.judge import drift
+from assay.judge.result import json_number
+from assay.lake import checksum as checksums
+from assay.lake.readers import ReadOptions, Registered, file_format, register
+from assay.measure.profile import ColumnProfile, LoadProfile, counted_pairs, exact_columns, is_small
+from assay.measure.profile import profile as measure_columns
+from assay.monitor.history import History, distinct_counts
+from assay.monitor.settings import DatasetConfig
+from assay.store.profiles import UNKNOWN, Judgement
+
+if TYPE_CHECKING:
+    from assay.store import MetricStore
+
+
+@dataclass
+class Alert:
+    """One alert, in the shape of the ``--alerts`` file."""
+
+    dataset: str
+    load_date: date
+    column: str | None
+    kind: str
+    severity: str
+    observed: float | None
+    expected: tuple[float, float] | None
+    window: drift.Window
+    message: str
+    values: list[dict[str, Any]] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "dataset": self.dataset,
+            "load_date": self.load_date.isoformat(),
+            "column": self.column,
+            "kind": self.kind,
+            "severity": self.severity,
+            "observed": json_number(self.observed),
+            "expected": None
+            if self.expected is None
+            else {"low": json_number(self.expected[0]), "high": json_number(self.expected[1])},
+            "window": self.window.to_dict(),
+            "message": self.message,
+        }
+        if self.kind == "new_value":
+            out["values"] = self.values or []
+        return out
+
+
+@dataclass
+class ProfileResult:
+    dataset: str
+    load_date: date
+    profile: LoadProfile
+    alerts: list[Alert] = field(default_factory=list)
+    judgements: list[Judgement] = field(default_factory=list)
+    load_id: int | None = None
+    replaced: int = 0
+    decisions: list[int] = field(default_factory=list)
+    history: int = 0  # loads in the window
+    queries: int = 0
+    floods: dict[str, tuple[int, int]] = field(default_factory=dict)  # category -> (new, distinct) today
+    owners: dict[str, str] | None = None  # from the dataset's check document
+    tier: int | None = None
+    inferred: frozenset[str] = frozenset()  # columns whose type the reader inferred from text
+    source: Path | None = None  # the file the load was read from
+
+    def run_summary(self) -> dict[str, Any]:
+        """What the run record keeps of a profile: its size, its alerts and its decisions."""
+        return {
+            "dataset": self.dataset,
+            "load_date": self.load_date.isoformat(),
+            "rows": self.profile.rows,
+            "columns": len(self.profile.columns),
+            "window_loads": self.history,
+            "alerts": [a.to_dict() for a in self.alerts],
+            "decisions": self.decisions,
+            "queries": self.queries,
+            # what was judged, alert or not: an incident resolves on the judgements that pass
+            "judged": sorted({(j.kind, j.column or "") for j in self.judgements}),
+            **({"owners": self.owners} if self.owners else {}),
+            **({"tier": self.tier} if self.tier is not None else {}),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset,
+            "load_date": self.load_date.isoformat(),
+            "rows": self.profile.rows,
+            "replaced_earlier_profile": bool(self.replaced),
+            "window_loads": self.history,
+            "columns": [_column_dict(c) for c in self.profile.columns],
+            "alerts": [a.to_dict() for a in self.alerts],
+            "decisions": self.decisions,
+        }
+
+
+def _column_dict(c: ColumnProfile) -> dict[str, Any]:
+    return {
+        "name": c.name,
+        "type": c.type,
+        "nulls": c.nulls,
+        "null_rate": c.null_rate,
+        "blanks": c.blanks,
+        "distinct": c.distinct,
+        "distinct_exact": c.distinct_exact,
+        "min": None if c.minimum is None else str(c.minimum),
+        "max": None if c.maximum is None else str(c.maximum),
+        "top": [{"value": v, "count": n, "share": s} for v, n, s in c.top()],
+    }
+
+
+def window_of(window: str | drift.Window | None, config: DatasetConfig) -> drift.Window:
+    """The window a load is judged against: the one given, else the settings'."""
+    return window if isinstance(window, drift.Window) else drift.Window.parse(window or config.window)
+
+
+def measure(
+    engine: Engine,
+    data: Any,
+    *,
+    dataset: str,
+    load_date: date,
+    config: DatasetConfig,
+    history: History | None = None,
+    read: ReadOptions | None = None,
+) -> ProfileResult:
+    """Read one load into ``engine`` and measure every column in one query. With the dataset's
+    ``history``, what earlier loads taught is used: the columns that were categories, which
+    columns to count exactly, and which of today's categories are floods."""
+    table = register(engine, "__load", data, read)
+    # A column profiled as categorical before stays so, if today's load is not mostly new
+    # values: a small load must not hide a new value because it has few rows per value. Only
+    # while it is text or boolean: a number is a category only when the configuration says so
+    # (a number column read as text for one load, "3.5 ", is not a category of numbers after).
+    sticky = (
+        sorted(
+            {c.name for c in table.columns if c.kind in (DataKind.STRING, DataKind.BOOLEAN)}
+            & history.categorical() - {*config.categorical, *config.not_categorical}
+        )
+        if history
+        else []
+    )
+    # Numbers and dates are counted exactly while their last load's count was within the cap;
+    # column pairs are counted while the last load left their order open (counted_pairs).
+    previous = history.previous_metrics() if history else {}
+    exact = exact_columns(
+        table.columns,
+        distinct_counts(previous) if history else None,
+        small=is_small(engine, table.name, len(table.columns)),
+    )
+    pairs, mixed = counted_pairs(table.columns, previous)
+    load = measure_columns(
+        engine,
+        table.name,
+        list(table.columns),
+        [*config.categorical, *sticky],
+        exact=exact,
+        pairs=pairs,
+        mixed=mixed,
+    )
+    _untyped(load, history)
+    result = ProfileResult(
+        dataset, load_date, load, queries=engine.queries, owners=config.owners, tier=config.tier
+    )
+    result.inferred = _inferred(table, read)
+    result.source = table.path
+    if history is not None:
+        result.floods = _categories(history, load, config)
+    return result
+
+
+def persist(
+    store: MetricStore, result: ProfileResult, *, sha256: str | None, run_id: str | None = None
+) -> None:
+    """Store the load, its metrics and its profile, replacing an earlier profile of the same
+    date. Inside the caller's transaction holding the dataset: a load is never seen without its
+    profile."""
+    earlier = store.load_for_date(result.dataset, result.load_date)
+    result.load_id = store.create_load(
+        result.dataset,
+        logical_time=datetime.combine(result.load_date, time(0), UTC),
+        logical_date=result.load_date,
+        source_path=str(result.source) if result.source else None,
+        source_sha256=sha256,
+        row_count=result.profile.rows,
+        run_id=run_id,
+    )
+    store.save_metrics(result.load_id, result.profile.metrics())
+    store.save_profile(
+        result.load_id,
+        result.profile.schema,
+        {c.name: c.values for c in result.profile.columns if c.values is not None},
+    )
+    result.replaced = store.supersede(result.dataset, result.load_date, keep=result.load_id) if earlier else 0
+
+
+def judge(
+    history: History, result: ProfileResult, window: drift.Window, config: DatasetConfig
+) -> list[drift.Finding]:
+    """Judge the load against the window of earlier loads; its judgements and alerts are added to
+    ``result``. Read inside the transaction that stored the load: two runs on one dataset judge
+    each other's loads whole."""
+    categories = [
+        c.name
+        for c in result.profile.columns
+        if c.values is not None and c.name not in result.floods and config.enabled("new_value", c.name)
+    ]
+    past = history.past(window, categories)
+    result.history = len(past.loads)
+    today = drift.Today(result.profile, result.load_date, result.inferred, result.floods)
+    findings = drift.judge(drift.Case(today, past, config.drift()))
+    for f in findings:
+        low, high = f.expected if f.expected else (None, None)
+        result.judgements.append(
+            Judgement(f.column or "", f.kind, f.observed, low, high, f.severity, f.message, f.detail)
+        )
+        if f.severity is not None:
+            result.alerts.append(
+                Alert(
+                    result.dataset,
+                    result.load_date,
+                    f.column,
+                    f.kind,
+                    f.severity,
+                    f.observed,
+                    f.expected,
+                    window,
+                    f.message,
+                    f.values,
+                )
+            )
+    return findings
+
+
+def route(store: MetricStore, result: ProfileResult, findings: Sequence[drift.Finding]) -> None:
+    """Keep the judgements, and open a decision for each new value waiting on one (the values an
+    earlier load brought add today's rows to theirs); the decisions no longer needed by this
+    load date are settled."""
+    assert result.load_id is not None
+    store.save_judgements(result.load_id, result.judgements)
+    # the rows a load date brings to a decision are counted once, however often it is profiled
+    source = f"profile:{result.load_date.isoformat()}"
+    for alert in result.alerts:
+        if alert.kind == "new_value" and alert.column is not None:
+            for item in alert.values or []:
+                if item.get("decision") == "pending":
+                    result.decisions.append(
+                        store.open_decision(
+                            result.dataset,
+                            alert.column,
+                            item["value"],
+                            item["count"],
+                            result.load_id,
+                            source=source,
+                        )
+                    )
+    for f in findings:
+        for value, count in f.waiting:
+            assert f.column is not None
+            result.decisions.append(
+                store.open_decision(result.dataset, f.column, value, count, result.load_id, source=source)
+            )
+    store.settle_decisions(result.dataset, source, keep=result.decisions)
+
+
+def profile(
+    data: Any,
+    *,
+    dataset: str,
+    load_date: date,
+    store: MetricStore | None = None,
+    window: str | drift.Window | None = None,
+    config: DatasetConfig | None = None,
+    engine: Engine | str | Any = None,
+    read: ReadOptions | None = None,
+) -> ProfileResult:
+    """Profile one load of ``dataset`` in one query, store it (replacing an earlier profile of the
+    same date), and judge it against the window of earlier loads, without a run: the load, its
+    profile, its judgement and its decisions are one store transaction. Without a store, only
+    measure. ``engine`` is an open engine, an engine's name (``"duckdb"``, ``"spark"``; default
+    ``ASSAY_ENGINE``, else DuckDB) or a ``SparkSession`` to run on. A recorded run, with its
+    incidents, is :func:`assay.platform.flows.profile`."""
+    config = config or DatasetConfig()
+    chosen = window_of(window, config)
+    # The file's checksum is read beside the engine's work (assay.lake.checksum), or taken from
+    # the command that began reading it before its imports.
+    source = Path(data) if isinstance(data, str | os.PathLike) and store is not None else None
+    checksum = checksums.later(source) if source is not None else None
+    own = not isinstance(engine, Engine)
+    try:
+        if not isinstance(engine, Engine):  # a name ("duckdb", "spark"), a SparkSession or None
+            from assay.engine.registry import engine_for, open_engine
+
+            engine = open_engine(engine_for(engine, data))
+        history = History(store, dataset, load_date) if store is not None else None
+        result = measure(
+            engine, data, dataset=dataset, load_date=load_date, config=config, history=history, read=read
+        )
+        if store is None or history is None:
+            return result
+        sha256 = checksum.result() if checksum else None
+        with store.transaction(lock=dataset):
+            persist(store, result, sha256=sha256)
+            route(store, result, judge(history, result, chosen, config))
+        return result
+    finally:
+        if checksum is not None:
+            checksum.cancel()  # done already, or no longer needed
+        if own and isinstance(engine, Engine):
+            engine.close()
+
+
+def _untyped(load: LoadProfile, history: History | None) -> None:
+    """A column with no value in a load carries no type evidence: a CSV reader makes a blank
+    column text, and pandas writes a column of None as Parquet's null type (text too). Its type
+    is ``unknown`` that load, it holds no value of a category, and its empty cells are missing
+    values of the column's last known type: nulls, as a blank cell of a number is (a text
+    column's blanks stay blanks: a text column that is blank one day is still text)."""
+    empty = [c for c in load.columns if c.type == "string" and c.nulls + c.blanks == c.rows]
+    if not empty:
+        return
+    known = history.known_types([c.name for c in empty]) if history else {}
+    for column in empty:
+        if known.get(column.name) == "string":
+            continue
+        column.type, column.kind = UNKNOWN, DataKind.OTHER
+        column.nulls, column.blanks = column.rows, 0
+        column.distinct, column.distinct_exact = 0, True
+        column.values = column.counts = None
+        column.temporal_text = False
+
+
+def _inferred(table: Registered, read: ReadOptions | None) -> frozenset[str]:
+    """The columns whose types the reader inferred from text (a CSV or JSON file, types not
+    declared): a file whose values all fit a narrower type is read as it (``0`` is a long)."""
+    if table.path is None or file_format(table.path) not in ("csv", "json", "jsonl"):
+        return frozenset()
+    declared = set(read.types.names) if read is not None and read.types is not None else set()
+    return frozenset(c.name for c in table.columns if c.name not in declared)
+
+
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}(:?\d{2})?)?")
+
+
+def _categories(history: History, load: LoadProfile, config: DatasetConfig) -> dict[str, tuple[int, int]]:
+    """Keep a value set only for the columns that are categories: their values repeat across
+    loads. Text that reads as dates or timestamps never is, nor a column the configuration lists
+    in ``not_categorical``; ``categorical`` always is. A column's first load teaches (nothing to
+    compare with). After it, a column is no category when most of today's distinct values are new
+    (more than 3) and most of the values it held before never came back: an id, a text
+    timestamp, free text. A column whose values did repeat and that brings mostly new values
+    today (more than 10) is still a category, but a flood is not a list of decisions: returned
+    as ``{column: (new, distinct)}`` for one alert, and today's values are not kept."""
+    floods: dict[str, tuple[int, int]] = {}
+    for column in load.columns:
+        values = column.values
+        if values is None or column.name in config.categorical:
+            continue
+        if column.name in config.not_categorical or (
+            values and all(_TIMESTAMP.fullmatch(v.strip()) for v in values)
+        ):
+            column.values, column.counts = None, values  # top values still shown
+            continue
+        known = history.value_set(column.name)
+        fresh = sum(1 for value in values if value not in known)
+        if not known or fresh <= max(3, len(values) / 2):
+            continue
+        recurring = sum(1 for v, (first, last) in known.items() if first != last or v in values)
+        if recurring >= len(known) / 2:
+            if fresh <= max(10, len(values) / 2):
+                continue
+            floods[column.name] = (fresh, len(values))
+        column.values, column.counts = None, values
+    return floods
