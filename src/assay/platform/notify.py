@@ -107,7 +107,6 @@ class Smtp(_Strict):
 OUTCOMES = ("failed", "config_error", "system_error")
 """The outcomes a route's ``when.outcome`` can match: a notification is about one of them (an
 incident's are ``failed``)."""
-SEVERITIES = ("critical", "error", "warning")
 
 
 def _listed(value: Any) -> Any:
