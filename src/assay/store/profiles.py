@@ -100,10 +100,16 @@ class ProfileRecords:
         >>> day = date(2024, 5, 1)
         >>> with MetricStore.open("sqlite://") as store:
         ...     load = store.create_load("t", logical_time=datetime(2024, 5, 1, tzinfo=UTC), logical_date=day)
-        ...     store.save_profile(load, [("venue", "VARCHAR")], {"venue": {"XLON": 3}})
+        ...     store.save_profile(load, [("venue", "string")], {"venue": {"XLON": 3}})
         ...     sorted(store.value_set("t", "venue"))
         ['XLON']
         """
+        from assay.engine.types import (
+            require_canonical,
+        )  # here: most commands that open a store run no engine
+
+        for name, kind in columns:
+            require_canonical(name, kind)
         with self._transaction() as connection:
             dataset_id = self._require_load(connection, load_id)
             connection.execute(sa.delete(schema.load_columns).where(schema.load_columns.c.load_id == load_id))
@@ -405,7 +411,7 @@ class ProfileRecords:
         >>> from assay.store import MetricStore
         >>> with MetricStore.open("sqlite://") as store:
         ...     load = store.create_load("t", logical_time=datetime(2024, 5, 1, tzinfo=UTC))
-        ...     store.save_profile(load, [("venue", "VARCHAR")], {"venue": {"XLON": 3, "XNEW": 1}})
+        ...     store.save_profile(load, [("venue", "string")], {"venue": {"XLON": 3, "XNEW": 1}})
         ...     _ = store.open_decision("t", "venue", "XNEW", 1, load)
         ...     sorted(store.known_values("t", "venue"))
         ['XLON']
