@@ -16,10 +16,19 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from assay._cli_common import EngineOption, SparkMasterOption, StoreOption, WorkspaceOption, err, out
+from assay._cli_common import (
+    EngineOption,
+    FailOnOption,
+    SparkMasterOption,
+    StoreOption,
+    WorkspaceOption,
+    err,
+    out,
+)
 from assay._cli_common import out as _out
 from assay._cli_common import write_json as _write_json
 from assay.errors import ConfigError
+from assay.vocabulary import fail_on as parse_fail_on
 from assay.workspace import Workspace, store_url
 
 if TYPE_CHECKING:
@@ -206,14 +215,7 @@ def check_run(
             show_default="not written",
         ),
     ] = None,
-    fail_on: Annotated[
-        str | None,
-        typer.Option(
-            help="Exit 1 when an enforced expectation of this severity or worse failed "
-            "(critical, error, warning).",
-            show_default="never",
-        ),
-    ] = None,
+    fail_on: FailOnOption = None,
     engine: EngineOption = "duckdb",
     spark_master: SparkMasterOption = None,
 ) -> None:
@@ -224,11 +226,7 @@ def check_run(
     from assay.platform.checks.runner import failing_severities, run_document
     from assay.store import MetricStore
 
-    if fail_on is not None:
-        from assay.platform.checks.document import SEVERITIES
-
-        if fail_on not in SEVERITIES:
-            raise ConfigError(f"--fail-on must be one of {', '.join(SEVERITIES)}, not '{fail_on}'")
+    parse_fail_on(fail_on)  # a wrong word stops the command before anything runs
     files = _event_files(doc, more)
     if files is not None:
         options = {"at": at, "now": now, "only": tuple(only or ()), "dry_run": dry_run}

@@ -42,6 +42,18 @@ SparkMasterOption = Annotated[
         show_default="local[2]",
     ),
 ]
+# One --fail-on for every command that judges (assay.vocabulary.fail_on reads it; README.md,
+# "Exit codes", says where each command's findings stand on the scale).
+FailOnOption = Annotated[
+    str | None,
+    typer.Option(
+        "--fail-on",
+        metavar="LEVEL",
+        help="Exit 1 when a finding of this level or worse was found: critical, error or warning "
+        "(also accepted: failed = warning, hard = critical, soft = warning).",
+        show_default="never",
+    ),
+]
 out = SafeConsole()
 err = SafeConsole(stderr=True)
 

@@ -21,6 +21,7 @@ from rich.console import Console
 from assay import __version__
 from assay._cli_common import (
     EngineOption,
+    FailOnOption,
     SparkMasterOption,
     StoreOption,
     WorkspaceOption,
@@ -30,6 +31,8 @@ from assay._cli_common import (
 )
 from assay._terminal import visible
 from assay.errors import AssayError, ConfigError
+from assay.vocabulary import AlertLevel, RuleSeverity, reached
+from assay.vocabulary import fail_on as parse_fail_on
 from assay.workspace import Workspace, store_url
 
 ByOption = Annotated[
@@ -242,13 +245,7 @@ def dqdl_run(
             help="Fix the clock (ISO-8601) for date and freshness rules.", show_default="the current time"
         ),
     ] = None,
-    fail_on: Annotated[
-        str | None,
-        typer.Option(
-            help="Exit 1 when a rule is 'failed' (failed or in error) or in 'error' (in error only).",
-            show_default="never",
-        ),
-    ] = None,
+    fail_on: FailOnOption = None,
     null_value: NullValueOption = None,
     delimiter: DelimiterOption = None,
     quote: QuoteOption = None,
@@ -266,8 +263,7 @@ def dqdl_run(
     from assay.platform.flows import evaluate
     from assay.store import MetricStore
 
-    if fail_on not in (None, "failed", "error"):
-        raise ConfigError("--fail-on must be 'failed' or 'error'")
+    threshold = parse_fail_on(fail_on)
     references = _references(ref or [])
     read = _read_options(null_value, delimiter, quote, no_header, encoding, decimal_comma, schema)
     open_engine = engine_factory(engine, master=spark_master)  # a wrong name fails before any reading
@@ -309,10 +305,7 @@ def dqdl_run(
         print_outcomes(out, result)
         if row_level is not None:
             out.print(f"Row-level results: {row_level}", highlight=False)
-    counts = result.counts()
-    if (fail_on == "error" and counts["Error"]) or (
-        fail_on == "failed" and (counts["Failed"] or counts["Error"])
-    ):
+    if reached(result.levels(), threshold):
         raise typer.Exit(1)
 
 
@@ -410,13 +403,7 @@ def gate(
         Path | None,
         typer.Option(help="Also write the run summary JSON here.", show_default="only in <workspace>/runs"),
     ] = None,
-    fail_on: Annotated[
-        str | None,
-        typer.Option(
-            help="Exit 1 when a row is quarantined ('critical') or also warned ('warning').",
-            show_default="never",
-        ),
-    ] = None,
+    fail_on: FailOnOption = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
     null_value: NullValueOption = None,
     delimiter: DelimiterOption = None,
@@ -438,8 +425,7 @@ def gate(
     from assay.platform.flows import gate as run_gate
     from assay.store import MetricStore
 
-    if fail_on not in (None, "critical", "warning"):
-        raise ConfigError("--fail-on must be 'critical' or 'warning'")
+    threshold = parse_fail_on(fail_on)
     open_engine = engine_factory(engine, master=spark_master)
     space = Workspace(workspace)
     space.ensure()
@@ -471,9 +457,9 @@ def gate(
         _write_json("-", payload)
     else:
         print_gate(out, result)
-    if (fail_on == "critical" and result.critical_failures) or (
-        fail_on == "warning" and (result.critical_failures or result.warnings)
-    ):
+    # rows quarantined are a critical rule's failure, rows warned (or a dataset rule failed) a warning's
+    found = {RuleSeverity.CRITICAL: result.critical_failures, RuleSeverity.WARNING: result.warnings}
+    if reached((rule.severity for rule, hit in found.items() if hit), threshold):
         raise typer.Exit(1)
 
 
@@ -590,10 +576,7 @@ def profile_command(
         Path | None,
         typer.Option(help="Write the alerts as a JSON list to this file.", show_default="not written"),
     ] = None,
-    fail_on: Annotated[
-        str | None,
-        typer.Option(help="Exit 1 on a 'hard' alert, or on any alert ('soft').", show_default="never"),
-    ] = None,
+    fail_on: FailOnOption = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the profile and its alerts as JSON.")
     ] = False,
@@ -616,8 +599,7 @@ def profile_command(
     from assay.platform.flows import profile
     from assay.store import MetricStore
 
-    if fail_on not in (None, "hard", "soft"):
-        raise ConfigError("--fail-on must be 'hard' or 'soft'")
+    threshold = parse_fail_on(fail_on)
     day = _day(load_date, "--load-date")
     read = _read_options(null_value, delimiter, quote, no_header, encoding, decimal_comma, schema)
     open_engine = engine_factory(engine, master=spark_master)
@@ -651,8 +633,7 @@ def profile_command(
         _write_json("-", result.to_dict())
     else:
         print_profile(out, result)
-    severities = {a.severity for a in result.alerts}
-    if (fail_on == "hard" and "hard" in severities) or (fail_on == "soft" and severities):
+    if reached((AlertLevel(a.severity).severity for a in result.alerts), threshold):
         raise typer.Exit(1)
 
 

@@ -15,7 +15,10 @@ of memory, a file could not be read).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
+
+from assay.errors import ConfigError
 
 
 class Outcome(StrEnum):
@@ -65,15 +68,94 @@ _GLUE = {
 
 
 class Severity(StrEnum):
-    """How much a failed rule matters. The gate's control CSV says ``critical`` (quarantine the
-    rows) or ``warning`` (commit and count them); the drift monitor's alerts are ``hard`` or
-    ``soft``. Both are kept under their own names: a user's files and scripts read them."""
+    """How much a failed expectation matters, worst first: the check documents' scale
+    (docs/checks.md), which is also the one scale of ``--fail-on`` and of notifications. The
+    gate's rules (:class:`RuleSeverity`) and the drift monitor's alerts (:class:`AlertLevel`)
+    keep their own words, each placed on this scale.
+
+    >>> [s.value for s in Severity if s.reaches(Severity.ERROR)]
+    ['critical', 'error']
+    """
 
     CRITICAL = "critical"
-    ERROR = "error"  # a check document's middle severity (docs/checks.md)
+    ERROR = "error"
     WARNING = "warning"
+
+    def reaches(self, threshold: Severity) -> bool:
+        """Whether this severity is ``threshold`` or worse."""
+        order = list(Severity)
+        return order.index(self) <= order.index(threshold)
+
+
+class RuleSeverity(StrEnum):
+    """A gate rule's severity, as the control CSV says it: ``critical`` rules quarantine the rows
+    they fail, ``warning`` rules commit them and count them (seed 000)."""
+
+    CRITICAL = "critical"
+    WARNING = "warning"
+
+    @property
+    def severity(self) -> Severity:
+        return Severity(self.value)
+
+
+class AlertLevel(StrEnum):
+    """A drift alert's level (docs/monitor.md): ``hard`` for a break a person must look at,
+    ``soft`` for a move worth a look. A hard alert is the monitor's loudest word, so it is
+    ``critical`` on the one scale.
+
+    >>> AlertLevel.HARD.severity, AlertLevel.SOFT.severity
+    (<Severity.CRITICAL: 'critical'>, <Severity.WARNING: 'warning'>)
+    """
+
     HARD = "hard"
     SOFT = "soft"
+
+    @property
+    def severity(self) -> Severity:
+        return Severity.CRITICAL if self is AlertLevel.HARD else Severity.WARNING
+
+
+FAIL_ON_ALIASES: dict[str, Severity] = {
+    "failed": Severity.WARNING,  # dqdl run's: a rule failed or is in error
+    "hard": Severity.CRITICAL,  # profile's: a hard alert
+    "soft": Severity.WARNING,  # profile's: any alert
+}
+"""The words ``--fail-on`` took before it had one vocabulary, each kept for the scripts that use
+it, with the level that gives the same exit codes as before (README.md, "Exit codes")."""
+
+
+def fail_on(text: str | None) -> Severity | None:
+    """The level a ``--fail-on`` word names, in every command alike: exit 1 when a finding of that
+    severity or worse was found. ``None`` (the option not given) is never.
+
+    >>> fail_on("error"), fail_on("hard"), fail_on(None)
+    (<Severity.ERROR: 'error'>, <Severity.CRITICAL: 'critical'>, None)
+    >>> fail_on("fatal")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    assay.errors.ConfigError: --fail-on: 'fatal' is not a level; use critical, error or warning (also ...
+    """
+    if text is None:
+        return None
+    word = text.strip().lower()
+    if word in {s.value for s in Severity}:
+        return Severity(word)
+    if word in FAIL_ON_ALIASES:
+        return FAIL_ON_ALIASES[word]
+    aliases = ", ".join(f"{old} = {new.value}" for old, new in FAIL_ON_ALIASES.items())
+    raise ConfigError(
+        f"--fail-on: '{text}' is not a level; use critical, error or warning (also accepted: {aliases})"
+    )
+
+
+def reached(found: Iterable[Severity], threshold: Severity | None) -> bool:
+    """Whether any finding in ``found`` is at ``threshold`` or worse (never without a threshold).
+
+    >>> reached([Severity.WARNING], fail_on("error")), reached([Severity.WARNING], fail_on("soft"))
+    (False, True)
+    """
+    return threshold is not None and any(s.reaches(threshold) for s in found)
 
 
 class RunState(StrEnum):

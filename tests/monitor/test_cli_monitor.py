@@ -90,7 +90,7 @@ def test_profile_alerts_decisions_and_history(capsys: pytest.CaptureFixture[str]
     [
         (["--load-date", "yesterday"], "is not a date"),
         (["--load-date", "2026-03-02", "--window", "lastweek"], "last:N or weekday:N"),
-        (["--load-date", "2026-03-02", "--fail-on", "loud"], "--fail-on must be"),
+        (["--load-date", "2026-03-02", "--fail-on", "loud"], "--fail-on: 'loud' is not a level"),
     ],
 )
 def test_profile_usage_errors(

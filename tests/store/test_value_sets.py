@@ -56,9 +56,9 @@ def profile_day(store: MetricStore, day: int, values: set[str], again: set[str] 
     load = store.create_load(
         "t", logical_time=datetime(when.year, when.month, when.day, tzinfo=UTC), logical_date=when
     )
-    store.save_profile(load, [("venue", "VARCHAR")], {"venue": dict.fromkeys(values, 1)})
+    store.save_profile(load, [("venue", "string")], {"venue": dict.fromkeys(values, 1)})
     if again is not None:
-        store.save_profile(load, [("venue", "VARCHAR")], {"venue": dict.fromkeys(again, 1)})
+        store.save_profile(load, [("venue", "string")], {"venue": dict.fromkeys(again, 1)})
     store.supersede("t", when, keep=load)
 
 

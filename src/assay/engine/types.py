@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import re
 
+from assay.errors import ConfigError
+
 # per dialect: the engine's name (lowercased, without parameters) -> the canonical name
 _NAMES: dict[str, dict[str, str]] = {
     "duckdb": {
@@ -156,3 +158,23 @@ def canonical(dialect: str, type_name: str) -> str:
         if name is not None:  # VARCHAR(20), char(3), timestamp(6): the length is no new type
             return name
     return text
+
+
+def require_canonical(column: str, type_name: str) -> None:
+    """Refuse a type name that is not canonical (one :func:`canonical` would rename): what the
+    store keeps is compared with ``==`` by the schema-drift judgement and the web's templates, so
+    an engine's own name (``BIGINT`` beside ``long``) would read as another type.
+
+    >>> require_canonical("id", "long"), require_canonical("p", "decimal(18,3)")
+    (None, None)
+    >>> require_canonical("id", "BIGINT")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    assay.errors.ConfigError: column id: type 'BIGINT' is not a canonical type name; the store keeps ...
+    """
+    kept = canonical("duckdb", type_name)
+    if kept != type_name:
+        raise ConfigError(
+            f"column {column}: type '{type_name}' is not a canonical type name; the store keeps "
+            f"'{kept}' (assay.engine.types.canonical)"
+        )

@@ -19,6 +19,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, time
 from typing import TYPE_CHECKING, Any
 
+from assay.engine.types import canonical
 from assay.gate import holds
 from assay.lake.iceberg import Warehouse
 from assay.workspace import Workspace
@@ -86,7 +87,9 @@ def settle(store: MetricStore, workspace: Workspace, manifest: Manifest) -> dict
     for item in plan.get("values", []):
         day = date.fromisoformat(item["date"])
         if day in current:
-            store.save_profile(current[day], [tuple(pair) for pair in plan["schema"]], item["counts"])
+            # the plan holds Iceberg's own spelling ("decimal(18, 3)"); the store keeps canonical names
+            columns = [(name, canonical("duckdb", kind)) for name, kind in plan["schema"]]
+            store.save_profile(current[day], columns, item["counts"])
     holds.withdraw(workspace, store, table, contributor, won, keep=manifest.run_id)
     source = f"gate:{manifest.run_id}"
     opened = set()

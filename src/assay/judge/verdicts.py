@@ -1,7 +1,8 @@
 """Outcomes from metrics: each verdict kind of :mod:`assay.rules.plan`, interpreted.
 
-Failures of the data are values here (``Failed``); a rule that cannot be judged (a dynamic
-expression that fails, a metric the engine could not compute) is ``Error``, never ``Failed``.
+Failures of the data are values here (``failed``); a rule that cannot be judged (a dynamic
+expression that fails, a metric the engine could not compute) is ``config_error`` (Glue's
+``Error``), never ``failed``.
 """
 
 from __future__ import annotations
@@ -16,15 +17,16 @@ from assay.lang.dqdl.printer import condition_text
 from assay.rules import predicates
 from assay.rules.plan import AllOne, Anomalous, Compare, Compliance, Fixed, Verdict
 from assay.store import MetricKey
+from assay.vocabulary import Outcome
 
-PASSED, FAILED, ERROR = "Passed", "Failed", "Error"
+PASSED, FAILED, ERROR = Outcome.PASSED, Outcome.FAILED, Outcome.CONFIG_ERROR
 
 HistoryLookup = Callable[[MetricKey, int], list[float]]
 
 
 @dataclass(frozen=True)
 class Judgement:
-    outcome: str
+    outcome: Outcome
     message: str | None = None
 
 

@@ -26,7 +26,6 @@ class _Strict(BaseModel):
 OUTCOMES = ("failed", "config_error", "system_error")
 """The outcomes a route's ``when.outcome`` can match: a notification is about one of them (an
 incident's are ``failed``)."""
-SEVERITIES = ("critical", "error", "warning")
 FLOWS = ("dqdl", "profile", "gate", "check", "event")
 """The flows a route's ``when.flow`` can match: the run that caused the notification."""
 

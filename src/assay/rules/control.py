@@ -22,9 +22,9 @@ from assay.lang import sqlsafe
 from assay.lang.dqdl import DQDLSyntaxError, ast, parse_text
 from assay.lang.dqdl.catalog import lookup
 from assay.lang.dqdl.printer import rule_text
+from assay.vocabulary import RuleSeverity
 
 COLUMNS = ("rule_id", "contributor_type", "category", "severity", "rule", "description")
-SEVERITIES = ("critical", "warning")
 ALL = "all"
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -40,7 +40,7 @@ class ControlRule:
     rule_id: str
     types: tuple[str, ...]
     category: str
-    severity: str
+    severity: RuleSeverity
     description: str
     line: int
     node: ast.RuleNode
@@ -171,15 +171,16 @@ def _compile_row(path: Path, line: int, row: dict[str, str]) -> ControlRule:
         raise ConfigError(
             f"{where}: contributor_type '{row['contributor_type']}' must be 'all' or types separated by '|'"
         )
-    severity = row["severity"].lower()
-    if severity not in SEVERITIES:
+    try:
+        severity = RuleSeverity(row["severity"].lower())
+    except ValueError:
         raise ConfigError(
             f"{where}: severity '{row['severity']}' must be 'critical' or 'warning' (rule {rule_id})"
-        )
+        ) from None
     cell = row["rule"]
     if not cell:
         raise ConfigError(f"{where}: rule {rule_id} has an empty rule cell")
-    labels = [ast.Label("rule_id", rule_id), ast.Label("severity", severity)]
+    labels = [ast.Label("rule_id", rule_id), ast.Label("severity", severity.value)]
     if row["category"]:
         labels.append(ast.Label("category", row["category"]))
     first = _FIRST_WORD.match(cell)

@@ -154,7 +154,7 @@ class DecisionRecords:
         >>> from assay.store import MetricStore
         >>> with MetricStore.open("sqlite://") as store:
         ...     load = store.create_load("t", logical_time=datetime(2024, 5, 1, tzinfo=UTC))
-        ...     store.save_profile(load, [("venue", "VARCHAR")], {"venue": {"XLON": 3, "XNEW": 1}})
+        ...     store.save_profile(load, [("venue", "string")], {"venue": {"XLON": 3, "XNEW": 1}})
         ...     _ = store.open_decision("t", "venue", "XNEW", 1, load)
         ...     sorted(store.known_values("t", "venue"))
         ['XLON']

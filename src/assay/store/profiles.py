@@ -85,10 +85,15 @@ class ProfileRecords:
         >>> day = date(2024, 5, 1)
         >>> with MetricStore.open("sqlite://") as store:
         ...     load = store.create_load("t", logical_time=datetime(2024, 5, 1, tzinfo=UTC), logical_date=day)
-        ...     store.save_profile(load, [("venue", "VARCHAR")], {"venue": {"XLON": 3}})
+        ...     store.save_profile(load, [("venue", "string")], {"venue": {"XLON": 3}})
         ...     sorted(store.value_set("t", "venue"))
         ['XLON']
         """
+        # imported here: most commands that open a store run no engine
+        from assay.engine.types import require_canonical
+
+        for name, kind in columns:
+            require_canonical(name, kind)
         with self._transaction() as connection:
             dataset_id = self._require_load(connection, load_id)
             connection.execute(sa.delete(schema.load_columns).where(schema.load_columns.c.load_id == load_id))

@@ -40,9 +40,6 @@ from assay.platform.routing import Route
 API_VERSION = "assay/v1"
 KIND = "DatasetChecks"
 
-SEVERITIES = ("critical", "error", "warning")
-"""How much a failed expectation matters, most first."""
-
 MODES = ("enforce", "advisory")
 """``enforce`` counts in pass rates, gates and notifications; ``advisory`` is evaluated and kept only."""
 

@@ -87,4 +87,4 @@ class CompiledRules:
         compiled = self.compiled[eid]
         values = self.values(measured)
         judgement = judge_rule(compiled, values, history)
-        return Outcome.from_glue(judgement.outcome), judgement.message, rule_metrics(compiled, values)
+        return judgement.outcome, judgement.message, rule_metrics(compiled, values)

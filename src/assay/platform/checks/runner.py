@@ -866,17 +866,14 @@ def run_document(document: Document, path: Path | str, **options: Any) -> CheckR
 
 def failing_severities(result: CheckResult, threshold: str) -> bool:
     """Whether an enforced expectation of ``threshold`` severity or worse failed."""
-    from assay.platform.checks.document import SEVERITIES
+    from assay.vocabulary import Severity, fail_on, reached
 
-    if threshold not in SEVERITIES:
-        raise ConfigError(f"--fail-on must be one of {', '.join(SEVERITIES)}, not '{threshold}'")
-    worst = SEVERITIES.index(threshold)
-    return any(
-        o["outcome"] == Outcome.FAILED.value
-        and o["mode"] == "enforce"
-        and SEVERITIES.index(o["severity"]) <= worst
+    found = (
+        Severity(o["severity"])
         for o in result.outcomes
+        if o["outcome"] == Outcome.FAILED.value and o["mode"] == "enforce"
     )
+    return reached(found, fail_on(threshold))
 
 
 __all__ = ["CheckResult", "CheckRun", "failing_severities", "notify_config", "run_document", "summarize"]
