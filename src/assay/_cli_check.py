@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
@@ -25,8 +24,9 @@ from assay._cli_common import (
     err,
     out,
 )
-from assay._cli_common import out as _out
 from assay._cli_common import write_json as _write_json
+from assay._render_runs import STYLE as _STYLE
+from assay._render_runs import print_run
 from assay.errors import ConfigError
 from assay.vocabulary import fail_on as parse_fail_on
 from assay.workspace import Workspace, store_url
@@ -53,14 +53,6 @@ MoreArgument = Annotated[
         show_default=False,
     ),
 ]
-
-_STYLE = {
-    "passed": "green",
-    "failed": "red",
-    "config_error": "yellow",
-    "system_error": "magenta",
-    "skipped": "dim",
-}
 
 
 def _load(doc: Path) -> Document:
@@ -324,64 +316,6 @@ def _broken(item: dict[str, Any]) -> str:
     """One broken requirement of a contract, in words: ``venue.non_empty 69.41% (baseline 100.00%)``."""
     shown = {k: "none" if item[k] is None else f"{item[k]:.2%}" for k in ("observed", "baseline")}
     return f"{item['field']}.{item['requirement']} {shown['observed']} (baseline {shown['baseline']})"
-
-
-def print_run(payload: dict[str, Any], console: Console | None = None) -> None:
-    """A check run's outcomes as a table, then why each that did not pass did not."""
-    out = console or _out
-    title = f"{payload['dataset']} at {payload['at']}" + (
-        " (dry run: nothing recorded)" if payload["dry_run"] else ""
-    )
-    table = Table(title=title, title_justify="left", show_lines=False)
-    for name in ("expectation", "group", "outcome", "severity", "observed", "owner"):
-        table.add_column(name, overflow="fold")
-    for item in payload["outcomes"]:
-        style = _STYLE.get(item["outcome"], "")
-        outcome = item["outcome"] + (f" ({item['reason']})" if item.get("reason") else "")
-        if item["mode"] == "advisory":
-            outcome += " [advisory]"
-        group = ", ".join(f"{k}={v}" for k, v in (item.get("group") or {}).items())
-        observed = "" if item.get("observed") is None else f"{item['observed']:,.4g}"
-        table.add_row(
-            escape(item["expectation"]),
-            escape(group),
-            f"[{style}]{escape(outcome)}[/{style}]" if style else escape(outcome),
-            item["severity"],
-            observed,
-            escape(item.get("owner") or ""),
-        )
-    out.print(table)
-    for item in payload["outcomes"]:
-        if item["outcome"] != "passed":
-            group = ", ".join(f"{k}={v}" for k, v in (item.get("group") or {}).items())
-            where = f" [{group}]" if group else ""
-            out.print(
-                f"  {escape(item['expectation'])}{escape(where)}: {escape(item.get('message') or '')}",
-                highlight=False,
-            )
-        for cause in item.get("explained_by") or []:
-            out.print(
-                f"  {escape(item['expectation'])}: "
-                f"{escape(cause['dimension'])}={escape(str(cause['value']))} explains {cause['share']:.0%} "
-                f"of the change ({cause['baseline']:,.4g} -> {cause['observed']:,.4g})",
-                highlight=False,
-            )
-        if item.get("samples"):
-            out.print(
-                f"  {escape(item['expectation'])}: {len(item['samples'])} sample row(s) flagged",
-                highlight=False,
-            )
-    s = payload["summary"]
-    rate = "n/a" if s["pass_rate"] is None else f"{s['pass_rate']:.2f}"
-    evaluation = "n/a" if s["evaluation_rate"] is None else f"{s['evaluation_rate']:.2f}"
-    out.print(
-        f"[green]{s['passed']} passed[/green], [red]{s['failed']} failed[/red], "
-        f"[yellow]{s['config_error']} config error[/yellow], "
-        f"[magenta]{s['system_error']} system error[/magenta], "
-        f"{s['skipped']} skipped; pass rate {rate}, evaluation rate {evaluation}; "
-        f"queries: {payload['queries']['measure']} to measure, {payload['queries']['judge']} to judge",
-        highlight=False,
-    )
 
 
 @check_app.command("history")

@@ -10,7 +10,8 @@ from typing import Annotated, Any
 
 import typer
 
-from assay._terminal import SafeConsole
+from assay._terminal import err as _terminal_err
+from assay._terminal import out as _terminal_out
 
 # The options every command that reads a workspace or the metric store takes, spelled once.
 # Help texts never hold square brackets: rich reads them as markup and drops them. A default that
@@ -54,8 +55,8 @@ FailOnOption = Annotated[
         show_default="never",
     ),
 ]
-out = SafeConsole()
-err = SafeConsole(stderr=True)
+out = _terminal_out
+err = _terminal_err
 
 
 def write_json(target: str, payload: dict[str, Any]) -> None:

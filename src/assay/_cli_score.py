@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from assay._cli_common import StoreOption, WorkspaceOption, out
+from assay._render_runs import print_badge, print_scores
 from assay.errors import ConfigError
 from assay.workspace import Workspace, store_url
 
@@ -88,31 +89,6 @@ def score(
         sys.stdout.write(json.dumps([s.to_dict() for s in found], indent=2) + "\n")
         return
     print_scores(found, clock)
-
-
-def print_scores(found: list[Any], clock: Any, console: Any = None) -> None:
-    """Scores as a table (and, for one dataset, every point it lost)."""
-    console = console or out
-    if not found:
-        console.print("no datasets: run a check, a profile or a gate first", highlight=False)
-        return
-    table = Table(title=f"Scores at {clock:%Y-%m-%d %H:%M} UTC", title_justify="left")
-    for column in ("dataset", "score", "health", "enrichment", "importance", "tier", "first cause"):
-        table.add_column(column, overflow="fold")
-    for s in found:
-        table.add_row(
-            escape(s.dataset),
-            f"{s.score:.1f}",
-            f"{s.health:.1f}",
-            f"{s.enrichment:.1f}",
-            f"{s.importance:.1f}",
-            "" if s.tier is None else str(s.tier),
-            escape(s.why[0]) if s.why else "",
-        )
-    console.print(table)
-    if len(found) == 1:
-        for line in found[0].why:
-            console.print(f"  {escape(line)}", highlight=False)
 
 
 def _event(name: str, clock: Any, json_out: bool, workspace: Any, store: str | None) -> None:
@@ -220,15 +196,3 @@ def certify(
         sys.stdout.write(json.dumps(result, indent=2) + "\n")
         return
     print_badge(result)
-
-
-def print_badge(result: dict[str, Any], console: Any = None) -> None:
-    """A badge, since when, and each criterion with its evidence."""
-    console = console or out
-    style = {"certified": "green", "at_risk": "yellow", "revoked": "red"}.get(result["badge"], "")
-    since = f" since {result['since'][:10]}" if result.get("since") else ""
-    badge = f"[{style}]{result['badge']}[/{style}]" if style else result["badge"]
-    console.print(f"{escape(result['dataset'])}: {badge}{since}", highlight=False)
-    for c in result["criteria"]:
-        mark = "[green]met[/green]    " if c["met"] else "[red]not met[/red]"
-        console.print(f"  {mark} {c['name']:<19} {escape(c['evidence'])}", highlight=False)

@@ -39,3 +39,8 @@ class SafeConsole(Console):
 
     def render_str(self, text: str, **options: Any) -> Text:
         return super().render_str(visible(text), **options)
+
+
+out = SafeConsole()
+"""Standard output, escaped (every command and the demo print through it)."""
+err = SafeConsole(stderr=True)

@@ -22,7 +22,7 @@ def run_scores(
     console: Console, workspace: Workspace, *, badges: list[dict[str, Any]] | None = None
 ) -> dict[str, Any]:
     """Score every dataset, certify the trades and show three proposals; returns them as JSON."""
-    from assay._cli_score import print_badge, print_scores
+    from assay._render_runs import print_badge, print_scores
     from assay.demo.orders import CLOCK
     from assay.platform import certify, scores
     from assay.store import MetricStore

@@ -159,7 +159,7 @@ def run_trades(console: Console, workspace: Workspace, *, status: Console) -> di
     profile's tick) with notifications routed to a local webhook receiver; the last day's
     outcomes and everything the receiver got are shown. Returns the last run's JSON and the
     notifications (for ``assay demo --json``)."""
-    from assay._cli_check import print_run
+    from assay._render_runs import print_run
     from assay.demo.receiver import WebhookReceiver
     from assay.platform.checks.document import load_document
     from assay.platform.checks.runner import run_document
