@@ -70,7 +70,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from assay.engine import EngineError
-from assay.errors import ConfigError, PlatformError
+from assay.errors import AssayError, ConfigError, PlatformError
 from assay.platform.runs.faults import checkpoint
 from assay.platform.runs.run import Input, Run
 from assay.store.records import OutcomeRecord
@@ -119,6 +119,10 @@ class Failed:
     kind: str
     message: str
     attempts: int
+
+    def error(self) -> AssayError:
+        """The failure as the error of a run that fails as a whole with it."""
+        return ConfigError(self.message) if self.kind == "config" else PlatformError(self.message)
 
 
 @dataclass(frozen=True)
