@@ -147,6 +147,7 @@ class Settlement:
     load_id: int | None = None
     counts: dict[str, Any] | None = None
     error: str | None = None
+    inputs: Sequence[Input] | None = None  # what the run read, when it knows more at the end (a checksum)
 
 
 class Flow(Generic[M, P, J, R]):
@@ -179,8 +180,8 @@ class Flow(Generic[M, P, J, R]):
 
 
 class Driver:
-    """Runs a flow as one run (see the module's outline); one driver per run. ``store`` None or ``dry_run``: the
-    run is measured and judged and nothing is written."""
+    """Runs a flow as one run (see the module's outline); one driver per run. ``store`` None or
+    ``dry_run``: the run is measured and judged and nothing is written."""
 
     def __init__(
         self,
@@ -308,6 +309,8 @@ class Driver:
         run = self.current
         if settlement.error is not None:
             run.error = settlement.error
+        if settlement.inputs is not None:
+            run.inputs = list(settlement.inputs)
         if not self.recording:
             run.state = settlement.state
             return
