@@ -10,7 +10,7 @@ from sqlglot import exp
 
 from assay.dqdl import parse
 from assay.engine import DuckDBEngine
-from assay.judge.evaluation import Evaluation
+from assay.platform.runs.dqdl import Evaluation
 from assay.rules.compiler import compile_rule
 from assay.rules.rows import RowLayout
 from measure.test_scan_sharing import RULESET

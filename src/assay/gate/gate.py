@@ -45,13 +45,13 @@ from assay.gate import holds, publish
 from assay.gate.baseline import HAS_PREV, lagged
 from assay.gate.schema import load_schema, sql_type, type_name
 from assay.gate.summary import Group, GroupRule, RuleStats, Summary
-from assay.judge.evaluation import Evaluation
 from assay.lake import fields
 from assay.lake.iceberg import PreconditionFailed, Warehouse
 from assay.lake.quarantine import QuarantineFile, quarantine_path
 from assay.lake.readers import ReadOptions, Registered
 from assay.lang.dqdl import ast
 from assay.measure import ScanPlan
+from assay.platform.runs.dqdl import Evaluation
 from assay.platform.runs.faults import checkpoint
 from assay.platform.runs.run import Input
 from assay.rules import control

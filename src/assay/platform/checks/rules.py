@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from assay.judge.evaluation import Evaluation, judge_rule, rule_metrics, stored_metrics
+from assay.judge.evaluation import judge_rule, plan_values, rule_metrics, stored_metrics
 from assay.lang.dqdl import ast
 from assay.lang.dqdl.errors import DQDLSyntaxError
 from assay.lang.dqdl.parser import parse_text
@@ -73,7 +73,7 @@ class CompiledRules:
 
     def values(self, measured: Measurements) -> dict[int, dict[str, float | None] | str]:
         plans = [plan for rule in self.compiled.values() for plan in rule.leaves.values()]
-        return {id(plan): Evaluation._values(plan, measured) for plan in plans}
+        return {id(plan): plan_values(plan, measured) for plan in plans}
 
     def stored(self, measured: Measurements) -> dict[MetricKey, float | None]:
         """The rules' metrics, keyed as a DQDL evaluation stores them."""

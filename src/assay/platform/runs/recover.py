@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay.errors import AssayError, ConfigError
 from assay.platform.runs.faults import checkpoint
-from assay.platform.runs.run import (
+from assay.platform.runs.staging import (
     MANIFEST,
     STAGING,
     Manifest,

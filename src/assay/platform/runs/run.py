@@ -29,13 +29,11 @@ is finished by the next one (:mod:`assay.platform.runs.recover`).
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import socket
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import nullcontext, suppress
-from dataclasses import dataclass, field
+from contextlib import nullcontext
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -44,6 +42,19 @@ from typing import TYPE_CHECKING, Any, Self
 from assay.errors import AssayError, ConfigError, PlatformError
 from assay.names import check_name
 from assay.platform.runs.faults import checkpoint
+from assay.platform.runs.recover import recover
+from assay.platform.runs.staging import (
+    MANIFEST,
+    STAGING,
+    Manifest,
+    _relative,
+    _write_durably,
+    abandon,
+    owner,
+    owner_alive,
+    publish,
+    write_error_record,
+)
 from assay.store.records import OutcomeRecord, RunRecord
 from assay.vocabulary import RunState
 from assay.workspace import Workspace
@@ -53,8 +64,19 @@ if TYPE_CHECKING:
     from assay.platform.alerts import Alerting
     from assay.store import MetricStore
 
-STAGING = "staging"
-MANIFEST = "manifest.json"
+__all__ = [
+    "MANIFEST",
+    "STAGING",
+    "Input",
+    "Manifest",
+    "Run",
+    "abandon",
+    "as_assay_error",
+    "owner",
+    "owner_alive",
+    "publish",
+    "write_error_record",
+]
 
 
 @dataclass(frozen=True)
@@ -66,45 +88,6 @@ class Input:
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "sha256": self.sha256}
-
-
-@dataclass
-class Manifest:
-    """What a run will publish when it commits, kept durable in its staging folder so that a
-    later process can finish a run that was killed after its commit point.
-
-    ``moves`` are (staged, target) paths relative to the workspace; ``settle`` is the flow's own
-    account of its store writes (the gate's months, decisions and value sets); ``summary`` is
-    the payload of ``runs/<run_id>.json``."""
-
-    run_id: str
-    kind: str
-    dataset: str | None
-    moves: list[tuple[str, str]] = field(default_factory=list)
-    settle: dict[str, Any] = field(default_factory=dict)
-    summary: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "kind": self.kind,
-            "dataset": self.dataset,
-            "moves": [list(move) for move in self.moves],
-            "settle": self.settle,
-            "summary": self.summary,
-        }
-
-    @classmethod
-    def read(cls, path: Path) -> Manifest:
-        document = json.loads(path.read_text())
-        return cls(
-            document["run_id"],
-            document["kind"],
-            document.get("dataset"),
-            [(str(a), str(b)) for a, b in document.get("moves", [])],
-            dict(document.get("settle") or {}),
-            dict(document.get("summary") or {}),
-        )
 
 
 class Run:
@@ -180,8 +163,6 @@ class Run:
 
     def __enter__(self) -> Self:
         if self.store is not None:
-            from assay.platform.runs.recover import recover
-
             recover(self.store, self.workspace, dataset=self.dataset, exclude=self.id, now=self.now)
             self._record()
         checkpoint("after-start")
@@ -309,69 +290,6 @@ class Run:
         write_error_record(self.workspace, self.id, self.kind, self.state, self.error)
 
 
-def write_error_record(
-    workspace: Workspace, run_id: str, kind: str, state: RunState, error: str | None
-) -> None:
-    """``runs/<run_id>.json`` of a run that did not complete, when the disk allows: the error
-    record in the store is the one that counts."""
-    with suppress(OSError):
-        workspace.write_run(run_id, {"run_id": run_id, "kind": kind, "state": state.value, "error": error})
-
-
-def abandon(store: MetricStore, run_id: str) -> None:
-    """A run that did not commit: its pending loads are rejected, and the decisions it asked
-    for withdraw its rows (a decision left without rows is closed)."""
-    loads = {load: "rejected" for load, status in store.run_loads(run_id).items() if status == "pending"}
-    if loads:
-        store.settle_loads(loads)
-    for dataset in store.decision_datasets(f"gate:{run_id}"):
-        store.settle_decisions(dataset, f"gate:{run_id}", keep=[])
-
-
-def publish(workspace: Workspace, manifest: Manifest) -> None:
-    """Move a committed run's staged files into place, write ``runs/<id>.json``, remove the
-    staging folder. Every step can be repeated: a process killed half-way is finished by the next."""
-    root = workspace.root
-    for number, (staged, target) in enumerate(manifest.moves):
-        source, destination = root / staged, root / target
-        if source.exists():
-            try:
-                destination.parent.mkdir(parents=True, exist_ok=True)
-                source.replace(destination)
-            except OSError as error:
-                raise PlatformError(
-                    f"run {manifest.run_id} is committed, but publishing {destination} failed: "
-                    f"{error.strerror or error}; the next run or `assay recover` finishes it"
-                ) from None
-        if number == 0:
-            checkpoint("after-publish")
-    if manifest.summary:
-        try:
-            workspace.write_run(manifest.run_id, manifest.summary)
-        except OSError as error:
-            raise PlatformError(
-                f"run {manifest.run_id} is committed, but writing its summary in {workspace.runs} failed: "
-                f"{error.strerror or error}; {_left_to_recovery(workspace, manifest)}"
-            ) from None
-    checkpoint("after-summary")
-    shutil.rmtree(root / STAGING / manifest.run_id, ignore_errors=True)
-
-
-def _left_to_recovery(workspace: Workspace, manifest: Manifest) -> str:
-    """Keep the manifest of a committed run whose publishing failed in its staging folder, where
-    recovery finds it (a run with no staged files had none on disk); say who finishes the run."""
-    path = workspace.root / STAGING / manifest.run_id / MANIFEST
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _write_durably(path, json.dumps(manifest.to_dict(), indent=1, default=str))
-    except OSError as error:
-        return (
-            f"keeping its manifest in {path.parent} failed too ({error.strerror or error}): "
-            "its record in the store is complete, and nothing will write its runs/ file"
-        )
-    return "the next run or `assay recover` finishes it"
-
-
 def as_assay_error(error: BaseException, phase: str) -> AssayError:
     """Any failure as the error assay reports: the user's mistakes stay ConfigErrors, and every
     failure of the machine (the disk, memory, the engine, a bug) is a PlatformError that says
@@ -389,79 +307,3 @@ def as_assay_error(error: BaseException, phase: str) -> AssayError:
     if module == "duckdb":
         return PlatformError(f"{phase}: the DuckDB engine failed: {' '.join(str(error).split())}")
     return PlatformError(f"{phase}: {type(error).__name__}: {error}")
-
-
-# --- owners --------------------------------------------------------------------------------------
-
-
-def owner() -> str:
-    """This process as ``host:pid:start`` (start: its start time in clock ticks, where Linux
-    tells it), so that a pid reused by another process is not taken for the run's owner."""
-    return f"{socket.gethostname()}:{os.getpid()}:{_start_ticks(os.getpid()) or ''}"
-
-
-def owner_alive(text: str | None) -> bool | None:
-    """Whether the process that owns a run is still running: True, False, or None when it runs
-    on another host (nothing here can tell)."""
-    if not text:
-        return False
-    host, _, rest = text.partition(":")
-    pid_text, _, start = rest.partition(":")
-    if host != socket.gethostname():
-        return None
-    try:
-        pid = int(pid_text)
-    except ValueError:
-        return False
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # it exists, under another user
-    found = _process(pid)
-    if found is None:
-        return True  # no /proc here: the pid exists, which is all that can be told
-    state, ticks = found
-    if state in ("Z", "X"):
-        return False  # a zombie has ended: it owns nothing
-    return not start or str(ticks) == start
-
-
-def _start_ticks(pid: int) -> int | None:
-    found = _process(pid)
-    return None if found is None else found[1]
-
-
-def _process(pid: int) -> tuple[str, int] | None:
-    """A process's state letter and start time (clock ticks since boot), from /proc."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat.rpartition(")")[2].split()
-    try:
-        return fields[0], int(fields[19])
-    except (IndexError, ValueError):
-        return None
-
-
-# --- files -----------------------------------------------------------------------------------------
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(root.resolve()))
-    except ValueError:
-        raise ConfigError(f"{path} is outside the workspace {root}") from None
-
-
-def _write_durably(path: Path, text: str) -> None:
-    partial = path.with_name(path.name + ".partial")
-    with partial.open("w") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    partial.replace(path)

@@ -1,0 +1,402 @@
+"""A run of a check document on the driver: measure → persist → judge, one query per profile.
+
+1. **read** — the measurement of the killed run this one follows, when it stopped between
+   ``measured`` and ``judged`` on the same day (it is judged, never measured again);
+2. **measure** — for each profile that a chosen expectation reads, ONE statement (see
+   :mod:`assay.platform.checks.measure`); a platform failure (the engine, a database that went
+   away) is retried with backoff through the driver, each attempt recorded;
+3. **persist** — the metrics go to the store (one load per profile, ``pending`` until the run
+   commits) before anything is judged, with what was measured (to resume from);
+4. **judge** — every expectation from stored numbers only (:mod:`assay.platform.checks.judging`);
+5. **settle** — the loads become current, the outcomes are recorded, and incidents are judged,
+   in the commit's transaction.
+
+Each outcome is ``passed``, ``failed``, ``config_error``, ``system_error`` or ``skipped`` (with a
+reason), with its owner (docs/checks.md, "Run states"). A dry run does all of it and records
+nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time as clock
+from collections.abc import Callable, Sequence
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from assay.engine import Engine, EngineError
+from assay.errors import ConfigError
+from assay.lake.readers import Registered
+from assay.lang.dqdl import ast
+from assay.measure import ScanPlan
+from assay.platform.checks.document import Document, Profile
+from assay.platform.checks.judging import Judging, metric_key
+from assay.platform.checks.measure import (
+    ROWS,
+    OpenedSource,
+    Plan,
+    ProfileMeasurement,
+    dump_measurement,
+    load_measurement,
+    measure,
+    open_source,
+    register_rows,
+)
+from assay.platform.checks.outcomes import CheckResult, parse_at, summarize
+from assay.platform.checks.rules import CompiledRules, parse_rule
+from assay.platform.runs.driver import Driver, Failed, Flow, Persisted, Retry, Settlement
+from assay.platform.runs.run import Input
+from assay.platform.sources import confine
+from assay.rules.plan import Context
+from assay.store import MetricKey
+from assay.vocabulary import RunState
+from assay.workspace import Workspace
+
+Measured = dict[str, ProfileMeasurement]
+Loads = dict[str, int]
+
+
+def default_engine(document: Document, engine: Any = None, **options: Any) -> Engine:
+    """The engine that runs where the data is: PostgreSQL for a postgres source; else the
+    engine chosen (a name, ``duckdb`` or ``spark``, else ``ASSAY_ENGINE``, else DuckDB; or a
+    SparkSession), with ``options`` (``master`` for Spark)."""
+    source = document.dataset.source
+    if source.postgres is not None:
+        from assay.engine.postgres import PostgresEngine  # type: ignore[import-not-found,unused-ignore]
+
+        found: Engine = PostgresEngine(source.postgres.url)
+        return found
+    from assay.engine.registry import engine_name, make_engine, open_engine
+
+    if engine is None or isinstance(engine, str):
+        name = engine_name(engine)
+        if source.duckdb is not None and name != "duckdb":
+            raise ConfigError(f"a duckdb source runs on the DuckDB engine, not on {name}")
+        return make_engine(
+            name, **({k: v for k, v in options.items() if v is not None} if name == "spark" else {})
+        )
+    return open_engine(engine)
+
+
+def notify_config(workspace: Workspace, document: Document) -> Any:
+    """The workspace's notification settings (assay.yaml), with the document's own routes
+    checked against its channels before anything is measured (and by ``assay check validate``)."""
+    from assay.platform.notify import load_config
+
+    config = load_config(workspace.root)
+    config.refuse_undeclared(document.notify, what="notify: routes", config=workspace.root / "assay.yaml")
+    return config
+
+
+class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
+    """One run of a document; :func:`run_document` is the front door."""
+
+    kind = "check"
+
+    def __init__(
+        self,
+        document: Document,
+        path: Path,
+        *,
+        at: str | date | datetime | None = None,
+        now: datetime | str | None = None,
+        store: Any = None,
+        workspace: Workspace | None = None,
+        only: Sequence[str] = (),
+        dry_run: bool = False,
+        retries: int | None = None,
+        backoff: float | None = None,
+        engine_factory: Callable[[Document], Engine] | None = None,
+        engine: Any = None,
+        spark_master: str | None = None,
+        sleep: Callable[[float], None] = clock.sleep,
+        run_id: str | None = None,
+    ) -> None:
+        from assay.judge.evaluation import parse_now
+
+        self.run_id = run_id  # chosen by the caller (a scheduler's tick names its run before it starts)
+        self.document = document
+        self.dataset = document.dataset.name
+        self.path = path
+        self.now = parse_now(now)
+        self.at, self.at_text = parse_at(at, self.now)
+        self.store = store
+        self.workspace = workspace or Workspace(None)
+        self.dry_run = dry_run
+        self.inputs = [Input(document.dataset.source.describe())]
+        self.counts = {"at": self.at_text}  # recorded from the start: a run that fails keeps its date
+        known = {e.id for e in document.expectations}
+        unknown = [i for i in only if i not in known]
+        if unknown:
+            raise ConfigError(
+                f"--only: no expectation {', '.join(repr(i) for i in unknown)} in {path} "
+                f"(expectations: {', '.join(sorted(known))})"
+            )
+        self.chosen = [e for e in document.expectations if not only or e.id in only]
+        self.notify = None if dry_run else notify_config(self.workspace, document)
+        retry = document.dataset.retry
+        self.retry = Retry(
+            retry.attempts if retries is None else retries + 1,
+            retry.backoff if backoff is None else backoff,
+            sleep,
+        )
+        self.engine_factory = engine_factory or (
+            lambda document: default_engine(document, engine, master=spark_master)
+        )
+        self.judging = Judging(document, self.chosen, at=self.at, store=store)
+        self.resumed: dict[str, dict[str, Any]] = {}
+        self.measured: Measured = {}
+
+    def run(self) -> CheckResult:
+        driver = Driver(
+            store=self.store,
+            workspace=self.workspace,
+            dry_run=self.dry_run,
+            retry=self.retry,
+            run_id=self.run_id,
+            now=self.now,
+        )
+        return driver.run(self)
+
+    def _profiles(self) -> list[Profile]:
+        wanted = {self.document.expectation_profile(e).id for e in self.chosen}
+        return [p for p in self.document.profiles if p.id in wanted]
+
+    def _rules(self, profile: Profile) -> dict[str, ast.Ruleset]:
+        return {
+            e.id: parse_rule(e.rule)
+            for e in self.chosen
+            if e.rule is not None and self.document.expectation_profile(e).id == profile.id
+        }
+
+    # --- read and measure ----------------------------------------------------------------------
+
+    def read(self, driver: Driver) -> None:
+        run = driver.current
+        self.result = CheckResult(
+            run.id, str(self.path), self.document.dataset.name, self.at_text, self.now, self.dry_run
+        )
+        self.result.attempts = driver.attempts
+        self.result.queries = driver.queries
+        self.result.seconds = driver.seconds
+        if driver.recording:
+            self.resumed = self._resumable(run.id)
+
+    def measure(self, driver: Driver) -> Measured:
+        self.measured = {p.id: self._measure(driver, p, self.resumed.get(p.id)) for p in self._profiles()}
+        return self.measured
+
+    def _measure(self, driver: Driver, profile: Profile, stored: dict[str, Any] | None) -> ProfileMeasurement:
+        """The profile's one statement, retried on platform failures; with ``stored`` (what a
+        killed run measured), no statement: the measurement is taken from it."""
+        done = driver.attempt(profile.id, lambda: self._measure_once(driver, profile, stored))
+        attempts = driver.tries(profile.id)
+        if isinstance(done, Failed):
+            out = ProfileMeasurement(profile, failure=done.kind)
+            out.errors["*"] = done.message
+            out.attempts = attempts
+            self.result.profiles[profile.id] = {"rows": None, "attempts": attempts, "error": done.message}
+            return out
+        done.attempts = attempts
+        self.result.profiles[profile.id] = {
+            "rows": done.rows,
+            "attempts": attempts,
+            "groups_beyond_top_k": done.dropped,
+            "missing": done.missing,
+        }
+        return done
+
+    def _measure_once(
+        self, driver: Driver, profile: Profile, stored: dict[str, Any] | None
+    ) -> ProfileMeasurement:
+        # before the engine: a postgres source's engine connects, and an undeclared server must
+        # not learn of the attempt (nor the author whether it answers)
+        confine(self.document.dataset.source, base=self.path.parent, workspace=self.workspace.root)
+        engine = driver.engine(lambda: self.engine_factory(self.document))
+        source: OpenedSource = open_source(
+            engine, self.document, base=self.path.parent, workspace=self.workspace.root
+        )
+        if source.registered is None:
+            return ProfileMeasurement(profile, missing=source.missing)
+        register_rows(engine, profile, source.registered, self.at, self.now)
+        rows = Registered(ROWS, source.registered.columns, source.registered.path)
+        ctx = Context(engine=engine, primary=rows, references={}, now=self.now, scan=ScanPlan(ROWS))
+        rules = CompiledRules(self._rules(profile), ctx)
+        by = [
+            tuple(e.by)
+            for e in self.chosen
+            if e.by and e.metric is not None and e.reference.profile == profile.id
+        ]
+        plan = Plan(
+            profile,
+            rows.columns,
+            now=self.now,
+            extra_groupings=by,
+            dqdl=rules.statement(),
+            dialect=engine.dialect,
+        )
+        if stored is not None:  # resumed: the killed run's numbers, rules compiled, no scan
+            resumed = load_measurement(profile, stored)
+            resumed.rules = rules
+            return resumed
+        try:
+            measured = measure(engine, plan, rules.slots)
+        except EngineError:
+            # One statement failed: measure the profile's own metrics and each rule apart, so that
+            # only what fails is lost (a DQDL CustomSql that fails at run time, say).
+            plan.dqdl = None
+            try:
+                measured = measure(engine, plan)
+            except EngineError as inner:
+                raise ConfigError(f"profile {profile.id}: the query failed: {inner.message}") from None
+            scan = rules.scan.run(engine)
+            measured.dqdl = dict(scan.values)
+            measured.dqdl_errors = dict(scan.errors)
+        measured.rules = rules
+        if measured.rows == 0 and profile.slice is not None:
+            measured.missing = f"the slice {profile.slice.column} = {self.at.date().isoformat()} has no rows"
+        return measured
+
+    # --- persist -------------------------------------------------------------------------------
+
+    def persist(self, driver: Driver, measured: Measured) -> Persisted[Loads]:
+        """The run's metrics, one pending load per measured profile, before any judgement; with
+        them, what was measured, so that a run killed before judging is resumed from it."""
+        store = self.store
+        loads: Loads = {}
+        for pid, m in measured.items():
+            if m.failure or m.missing:
+                continue
+            load = store.create_load(
+                self.dataset,
+                partition=pid,
+                logical_time=self.at,
+                logical_date=self.at.date(),
+                source_path=self.document.dataset.source.describe(),
+                row_count=m.rows,
+                run_id=driver.current.id,
+                status="pending",
+            )
+            values: dict[MetricKey, float | None] = {}
+            for (key, group), value in m.values.items():
+                if key.startswith("__"):
+                    continue
+                values[metric_key(key, group)] = value
+            rules: CompiledRules | None = m.rules
+            if rules is not None and rules.slots:
+                values.update(rules.stored(rules.measurements(m.dqdl, m.dqdl_errors)))
+            store.save_metrics(load, values)
+            loads[pid] = load
+        return Persisted(loads, detail=self._snapshot(measured))
+
+    def _snapshot(self, measured: Measured) -> dict[str, Any]:
+        return {
+            "at": self.at_text,
+            "profiles": {
+                pid: {"fingerprint": self._fingerprint(m.profile), "measurement": dump_measurement(m)}
+                for pid, m in measured.items()
+                if not m.failure  # a failed measurement is tried again, not resumed
+            },
+        }
+
+    def _fingerprint(self, profile: Profile) -> str:
+        """What a stored measurement must have been made for to be reused: the profile as
+        written, the dataset's source, the run's logical time."""
+        text = "\n".join((profile.model_dump_json(), self.document.dataset.source.describe(), self.at_text))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def _resumable(self, run_id: str) -> dict[str, dict[str, Any]]:
+        """The measurements of the killed run this one follows, when it stopped after
+        ``measured`` and before ``judged`` on the same day: {profile id: measurement}. Only the
+        run started right before this one counts (a later run of the day measures afresh)."""
+        store = self.store
+        earlier = [r for r in store.runs(self.dataset, limit=5, kind="check") if r.id != run_id]
+        if not earlier or earlier[0].state != RunState.SYSTEM_ERROR.value:
+            return {}
+        killed = earlier[0]
+        passed = [stage for stage, _ in store.stages(killed.id)]
+        if "measured" not in passed or "judged" in passed:
+            return {}
+        detail = store.stage_detail(killed.id, "measured") or {}
+        if detail.get("at") != self.at_text:
+            return {}
+        out = {}
+        for profile in self._profiles():
+            found = (detail.get("profiles") or {}).get(profile.id)
+            if found and found.get("fingerprint") == self._fingerprint(profile):
+                out[profile.id] = found["measurement"]
+        if out:
+            self.result.resumed_from = killed.id
+        return out
+
+    # --- judge and settle ----------------------------------------------------------------------
+
+    def judge(self, driver: Driver, measured: Measured) -> list[dict[str, Any]]:
+        return self.judging.outcomes(measured)
+
+    def settle(self, driver: Driver, loads: Loads | None, judged: list[dict[str, Any]]) -> Settlement:
+        result = self.result
+        result.outcomes = judged
+        result.summary = summarize(judged)
+        measured = self.measured
+        everything_failed = bool(measured) and all(m.failure == "system" for m in measured.values())
+        state = RunState.SYSTEM_ERROR if everything_failed else RunState.COMPLETED
+        result.state = state.value
+        if state is RunState.SYSTEM_ERROR:
+            result.error = "; ".join(a.error or "" for a in result.attempts if a.error)
+        return Settlement(
+            state,
+            summary={"kind": "check", **result.to_dict()},  # runs/<id>.json: the run's JSON
+            writes=lambda: self._settle(driver, loads or {}),
+            counts={"at": self.at_text, "outcomes": len(judged), "queries": driver.queries["measure"]},
+            error=result.error,
+        )
+
+    def _settle(self, driver: Driver, loads: Loads) -> dict[str, Any] | None:
+        store, result, run_id = self.store, self.result, driver.current.id
+        statuses = {load: "current" for load in loads.values()}
+        if statuses:
+            store.settle_loads(statuses)
+        for pid, load in loads.items():
+            store.supersede(self.dataset, self.at.date(), partition=pid, keep=load)
+        store.save_check_outcomes(run_id, self.dataset, self.at, result.outcomes)
+        if self.notify is not None:  # incidents and their notifications: the same transaction
+            from assay.platform.incidents import judge
+
+            started = clock.perf_counter()
+            result.incidents = judge(
+                store, result.outcomes, self._incident_context(), at=self.at, run_id=run_id, now=self.now
+            )
+            result.seconds["incidents"] = clock.perf_counter() - started
+        return None if result.incidents is None else {"incidents": result.incidents}
+
+    def _incident_context(self) -> Any:
+        from assay.platform.incidents import Context, dimension_of
+        from assay.platform.notify import route
+
+        config = self.notify
+        assert config is not None
+        routes = (*self.document.notify, *config.routes)
+        dataset = self.document.dataset
+        return Context(
+            dataset=dataset.name,
+            source=dataset.source.describe(),
+            tags=dataset.tags,
+            tier=dataset.tier,
+            dimensions={
+                e.id: dimension_of(e.metric, e.rule, e.dimension) for e in self.document.expectations
+            },
+            divided=frozenset(e.id for e in self.document.expectations if e.divide_by_group),
+            route=lambda facts: route(routes, facts),
+            move_share=config.incidents.move_share,
+            flow="check",
+        )
+
+
+def run_document(document: Document, path: Path | str, **options: Any) -> CheckResult:
+    """Run a check document (see :class:`CheckRun` for the options)."""
+    return CheckRun(document, Path(path), **options).run()
+
+
+__all__ = ["CheckRun", "default_engine", "notify_config", "run_document"]

@@ -1,0 +1,358 @@
+"""THE driver: one outline for every run, whatever the flow.
+
+A flow (dqdl, profile, gate, check, event) is a small class that hands the driver its steps as
+methods that take values and return values; the driver runs them in one order and owns
+everything around them:
+
+===========  =========================================================  ==============================
+step         the flow's method                                          what the driver does around it
+===========  =========================================================  ==============================
+start        ``kind``, ``dataset``, ``inputs``, ``counts``               creates the :class:`Run` (which
+                                                                        recovers the dataset's dead
+                                                                        runs), records ``running``;
+                                                                        kill point ``after-start``
+read         ``read(driver)``                                           phase ``reading``
+measure      ``measure(driver) -> M``                                   phase ``measuring``; times it,
+                                                                        counts its queries; offers
+                                                                        :meth:`Driver.attempt`
+persist      ``persist(driver, M) -> Persisted | None``                 one store transaction with the
+                                                                        ``measured`` stage (its
+                                                                        ``detail``); skipped on a dry
+                                                                        run; kill point
+                                                                        ``after-measure``
+judge        ``judge(driver, M) -> J``                                  phase ``judging``; times it,
+                                                                        counts its queries (0 is right)
+route        ``settle(driver, persisted, J) -> Settlement``             kill point ``before-commit``
+commit       ``Settlement.writes`` (the flow's store writes)            one transaction with the run's
+                                                                        record and the ``judged``
+                                                                        stage; ``after-settle``
+publish      ``after_commit(driver)`` (scores, kept after the commit)   staged files and
+                                                                        ``runs/<id>.json``;
+                                                                        ``after-publish``,
+                                                                        ``after-summary``
+===========  =========================================================  ==============================
+
+No flow calls ``commit``, ``checkpoint`` or records a stage itself. A failure anywhere before the
+commit is the run's own error record: a :class:`~assay.errors.ConfigError` is ``config_error``,
+anything else ``system_error`` (:meth:`Run.__exit__`); every engine the driver opened is closed.
+A dry run does every step but persisting and committing, and writes nothing.
+
+A flow's platform failures are retried through :meth:`Driver.attempt` (``Retry``: attempts and
+exponential backoff), each attempt recorded in :attr:`Driver.attempts`.
+
+>>> import tempfile
+>>> from assay.store import MetricStore
+>>> from assay.vocabulary import RunState
+>>> class Count(Flow[int, int, bool, str]):
+...     kind, dataset = "check", "orders"
+...     def measure(self, driver): return driver.attempt("rows", lambda: 3)
+...     def persist(self, driver, rows): return Persisted(rows)
+...     def judge(self, driver, rows): return rows > 0
+...     def settle(self, driver, persisted, ok):
+...         self.result = "passed" if ok else "failed"
+...         return Settlement(RunState.COMPLETED, summary={"outcome": self.result})
+>>> with MetricStore.open("sqlite://") as store:
+...     driver = Driver(store=store, workspace=Workspace(tempfile.mkdtemp()))
+...     outcome = driver.run(Count())
+...     run = store.run(driver.run_id)
+...     outcome, run.state, [s for s, _ in store.stages(run.id)], [a.attempt for a in driver.attempts]
+('passed', 'completed', ['running', 'measured', 'judged', 'notified'], [1])
+"""
+
+from __future__ import annotations
+
+import time as clock
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from assay.engine import EngineError
+from assay.errors import AssayError, ConfigError, PlatformError
+from assay.platform.runs.faults import checkpoint
+from assay.platform.runs.run import Input, Run
+from assay.store.records import OutcomeRecord
+from assay.vocabulary import RunState
+from assay.workspace import Workspace
+
+if TYPE_CHECKING:
+    from assay.engine import Engine
+    from assay.store import MetricStore
+
+M = TypeVar("M")
+P = TypeVar("P")
+J = TypeVar("J")
+R = TypeVar("R")
+T = TypeVar("T")
+
+
+@dataclass
+class Attempt:
+    """One try of a retried step: which (a check's profile, an event's grain), its number, and
+    the platform's error (None: it succeeded, or failed on the author's mistake)."""
+
+    profile: str
+    attempt: int
+    error: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"profile": self.profile, "attempt": self.attempt, "error": self.error}
+
+
+@dataclass(frozen=True)
+class Retry:
+    """How a platform failure is retried: ``attempts`` tries in all, waiting ``backoff`` seconds
+    doubled after each failure (0.5, 1, 2...)."""
+
+    attempts: int = 1
+    backoff: float = 0.0
+    sleep: Callable[[float], None] = clock.sleep
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A retried step that did not succeed, as a value: ``kind`` ``system`` (the platform failed
+    on every attempt) or ``config`` (the author's mistake: not retried)."""
+
+    kind: str
+    message: str
+    attempts: int
+
+    def error(self) -> AssayError:
+        """The failure as the error of a run that fails as a whole with it."""
+        return ConfigError(self.message) if self.kind == "config" else PlatformError(self.message)
+
+
+@dataclass(frozen=True)
+class Persisted(Generic[P]):
+    """What a flow's persist step wrote (``value``: its pending loads, say), and the ``detail``
+    kept with the run's ``measured`` stage (what a later run resumes from)."""
+
+    value: P
+    detail: Mapping[str, Any] | None = None
+
+
+@dataclass
+class Settlement:
+    """What the run's commit records: its ``state`` and ``summary`` (``runs/<id>.json``), the
+    flow's store ``writes`` (run inside the commit's transaction, returning changes to the
+    summary), its outcome records, load and counts; ``error`` for a run whose every attempt failed."""
+
+    state: RunState = RunState.COMPLETED
+    summary: dict[str, Any] = field(default_factory=dict)
+    writes: Callable[[], Mapping[str, Any] | None] | None = None
+    outcomes: Sequence[OutcomeRecord] = ()
+    load_id: int | None = None
+    counts: dict[str, Any] | None = None
+    error: str | None = None
+    inputs: Sequence[Input] | None = None  # what the run read, when it knows more at the end (a checksum)
+
+
+class Flow(Generic[M, P, J, R]):
+    """A flow's steps; the defaults read nothing, persist nothing and keep nothing after the
+    commit. ``result`` is what :meth:`Driver.run` returns (set by the steps)."""
+
+    kind: str
+    dataset: str | None
+    inputs: Sequence[Input] = ()
+    counts: Mapping[str, Any] = MappingProxyType({})  # recorded from the start
+    result: R
+
+    def read(self, driver: Driver) -> None:
+        return None
+
+    def measure(self, driver: Driver) -> M:
+        raise NotImplementedError
+
+    def persist(self, driver: Driver, measured: M) -> Persisted[P] | None:
+        return None
+
+    def judge(self, driver: Driver, measured: M) -> J:
+        raise NotImplementedError
+
+    def settle(self, driver: Driver, persisted: P | None, judged: J) -> Settlement:
+        raise NotImplementedError
+
+    def after_commit(self, driver: Driver) -> None:
+        return None
+
+
+class Driver:
+    """Runs a flow as one run (see the module's outline); one driver per run. ``store`` None or
+    ``dry_run``: the run is measured and judged and nothing is written."""
+
+    def __init__(
+        self,
+        *,
+        store: MetricStore | None,
+        workspace: Workspace,
+        dry_run: bool = False,
+        retry: Retry | None = None,
+        run_id: str | None = None,
+        now: datetime | None = None,
+    ) -> None:
+        self.store = store
+        self.workspace = workspace
+        self.dry_run = dry_run
+        self.recording = store is not None and not dry_run
+        self.retry = retry or Retry()
+        self.run_id = run_id  # chosen by the caller (a scheduler's tick names its run before it starts)
+        self.now = now
+        self.attempts: list[Attempt] = []
+        self.seconds: dict[str, float] = {}  # wall time of measure, persist, judge
+        self.queries: dict[str, int] = {"measure": 0, "judge": 0}
+        self.engines: list[Engine] = []
+        self._run: Run | None = None
+        self._flow: Flow[Any, Any, Any, Any] | None = None
+
+    @property
+    def current(self) -> Run:
+        """The run being driven (from the start step on)."""
+        assert self._run is not None, "the run starts in Driver.run()"
+        return self._run
+
+    # --- what the driver offers the steps ------------------------------------------------------
+
+    def engine(self, factory: Callable[[], Engine]) -> Engine:
+        """An engine opened for this run: its queries are counted, and it is closed when the run ends."""
+        try:
+            opened = factory()
+        except EngineError as error:
+            raise PlatformError(f"opening the engine: {error.message}") from None
+        self.engines.append(opened)
+        return opened
+
+    def attempt(self, label: str, step: Callable[[], T]) -> T | Failed:
+        """``step`` tried up to ``retry.attempts`` times while the platform fails (a
+        :class:`PlatformError`), each attempt recorded under ``label``; the author's mistake
+        (:class:`ConfigError`) is not retried. What could not be done is returned as
+        :class:`Failed`, so that the rest of the run goes on."""
+        failure = "the platform failed"
+        tries = max(self.retry.attempts, 1)
+        for number in range(1, tries + 1):
+            try:
+                done = step()
+            except PlatformError as error:
+                failure = error.message
+                self.attempts.append(Attempt(label, number, failure))
+                if number < tries:
+                    self.retry.sleep(self.retry.backoff * (2 ** (number - 1)))
+                continue
+            except ConfigError as error:
+                self.attempts.append(Attempt(label, number, None))
+                return Failed("config", error.message, number)
+            self.attempts.append(Attempt(label, number, None))
+            return done
+        return Failed("system", failure, tries)
+
+    def tries(self, label: str) -> int:
+        """How many attempts ``label`` took so far."""
+        return sum(1 for a in self.attempts if a.profile == label)
+
+    # --- the outline -----------------------------------------------------------------------------
+
+    def run(self, flow: Flow[Any, Any, Any, R]) -> R:
+        """Drive ``flow`` through the outline once; returns its ``result``."""
+        self._flow = flow
+        run = self._run = Run(
+            flow.kind,
+            dataset=flow.dataset,
+            workspace=self.workspace,
+            store=self.store if self.recording else None,
+            inputs=flow.inputs,
+            run_id=self.run_id,
+            now=self.now,
+        )
+        self.run_id = run.id
+        run.counts = dict(flow.counts)  # recorded from the start: a run that fails keeps them
+        try:
+            with run:
+                self._stage("running")
+                run.phase = "reading"
+                flow.read(self)
+                run.phase = "measuring"
+                with self._timed("measure"):
+                    measured = flow.measure(self)
+                persisted = None
+                with self._timed("persist"):
+                    if self.recording:
+                        persisted = self._persist(measured)
+                checkpoint("after-measure")  # pending loads and their metrics written
+                run.phase = "judging"
+                with self._timed("judge"):
+                    judged = flow.judge(self, measured)
+                checkpoint("before-commit")  # judged; nothing of it recorded yet
+                settlement = flow.settle(self, persisted, judged)
+                self._commit(settlement)
+        finally:
+            for opened in self.engines:
+                opened.close()
+        if self.recording and run.state is RunState.COMPLETED:
+            flow.after_commit(self)
+        return flow.result
+
+    def _persist(self, measured: Any) -> Any:
+        assert self.store is not None and self._flow is not None
+        run = self.current
+        run.phase = "storing the metrics"
+        with self.store.transaction(lock=run.dataset):
+            persisted = self._flow.persist(self, measured)
+            if persisted is None:
+                return None
+            # with the metrics, what was measured: both land, or neither
+            self.store.add_stage(run.id, "measured", detail=persisted.detail)
+        return persisted.value
+
+    def _commit(self, settlement: Settlement) -> None:
+        run = self.current
+        if settlement.error is not None:
+            run.error = settlement.error
+        if settlement.inputs is not None:
+            run.inputs = list(settlement.inputs)
+        if not self.recording:
+            run.state = settlement.state
+            return
+        if settlement.counts is not None:
+            run.counts = settlement.counts
+        store = self.store
+        assert store is not None
+        writes = settlement.writes
+
+        def settle() -> Mapping[str, Any] | None:
+            updates = writes() if writes is not None else None
+            # judged with its outcomes and what they caused; notified at once when they caused nothing
+            store.add_stage(run.id, "judged")
+            store.note_notified(run.id)
+            return updates
+
+        run.commit(
+            settle,
+            summary=settlement.summary,
+            outcomes=settlement.outcomes,
+            load_id=settlement.load_id,
+            state=settlement.state,
+        )
+
+    def _stage(self, name: str) -> None:
+        if self.recording:
+            assert self.store is not None
+            self.store.add_stage(self.current.id, name)
+
+    @contextmanager
+    def _timed(self, step: str) -> Iterator[None]:
+        started = clock.perf_counter()
+        before = self._counted()
+        try:
+            yield
+        finally:
+            self.seconds[step] = clock.perf_counter() - started
+            if step in self.queries:
+                self.queries[step] = self._counted() - before
+
+    def _counted(self) -> int:
+        return sum(e.queries for e in self.engines)
+
+
+__all__ = ["Attempt", "Driver", "Failed", "Flow", "Persisted", "Retry", "Settlement"]
