@@ -16,7 +16,6 @@ Each recorded run judges its failures into incidents at its commit (:mod:`assay.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
