@@ -179,8 +179,8 @@ def measure_gate(engine: str, workspace: Path, batch: Path, master: str) -> dict
     gate = _load("gate")
 
     from assay.engine.registry import engine_factory
-    from assay.platform.runs.gate import GateOptions
     from assay.platform.flows import gate as run_gate
+    from assay.platform.runs.gate import GateOptions
     from assay.store import MetricStore
 
     chosen, extra = _open(engine, master)
