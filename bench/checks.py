@@ -150,7 +150,7 @@ def child_hand(path: Path) -> None:
 
 def child_assay(doc: Path) -> None:
     from assay.platform.checks.document import load_document
-    from assay.platform.checks.runner import run_document
+    from assay.platform.runs.check import run_document
     from assay.store import MetricStore
     from assay.workspace import Workspace
 
@@ -187,7 +187,7 @@ def child_assay(doc: Path) -> None:
 def judging(folder: Path) -> dict[str, Any]:
     """One run judged against 365 stored days of the document's metrics."""
     from assay.platform.checks.document import load_document
-    from assay.platform.checks.runner import run_document
+    from assay.platform.runs.check import run_document
     from assay.store import MetricKey, MetricStore
     from assay.store.checks import group_key
     from assay.workspace import Workspace

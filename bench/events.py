@@ -8,7 +8,7 @@ The feed is a day of ``trade_executed.v3`` as JSON lines (``assay.demo.events``,
 each consumer at its own tolerance. Three contenders measure the 12:00 window, each in the same
 process, interleaved, medians printed:
 
-- **assay**: one :class:`~assay.platform.events.runner.EventRun` of all the contracts (measure,
+- **assay**: one :class:`~assay.platform.runs.event.EventRun` of all the contracts (measure,
   store the window's metrics, judge from stored numbers), as ``assay check run`` does;
 - **hand**: one hand-written DuckDB statement over the same file computing the same shares per
   (field, requirement), the row count, the duplicate keys and the latency quantiles, nothing
@@ -126,7 +126,7 @@ def hand(path: Path) -> dict[str, float]:
 
 def assay(root: Path, files: list[Path]) -> tuple[list[Any], float]:
     from assay.platform.events.event import events, load_contracts
-    from assay.platform.events.runner import run_events
+    from assay.platform.runs.event import run_events
     from assay.store import MetricStore
     from assay.workspace import Workspace
 

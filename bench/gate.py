@@ -182,8 +182,8 @@ def quarantined_accounts(path: Path | None) -> dict[str, Any]:
 
 def measure_gate(workspace: Path, batch: Path, scratch: Path) -> dict[str, Any]:
     # Imported here, so that the hand-written contender's process does not carry assay's modules.
-    from assay.gate.gate import GateOptions
     from assay.platform.flows import gate as run_gate
+    from assay.platform.runs.gate import GateOptions
     from assay.store import MetricStore
 
     options = GateOptions(
@@ -312,8 +312,8 @@ def faulty_batch(month: pa.Table) -> tuple[pa.Table, frozenset[str]]:
 def gate_month(workspace: Path, month: pa.Table, scratch: Path) -> None:
     """Gate one clean month into ``workspace`` as a contributor would send it."""
     from assay.demo import bureau as bu
-    from assay.gate.gate import GateOptions
     from assay.platform.flows import gate as run_gate
+    from assay.platform.runs.gate import GateOptions
     from assay.store import MetricStore
 
     path = bu.write_csv(month, scratch / "month.csv")

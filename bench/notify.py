@@ -139,7 +139,7 @@ expectations:
 def incident_share(server: Server, days: int, root: Path) -> list[float]:
     """Check runs day after day with routes; each run's share of time spent on incidents."""
     from assay.platform.checks.document import load_document
-    from assay.platform.checks.runner import run_document
+    from assay.platform.runs.check import run_document
     from assay.store import MetricStore
     from assay.workspace import Workspace
 

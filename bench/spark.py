@@ -142,7 +142,7 @@ class JobSampler:
 # What a long-lived driver (a scheduler, a worker, a notebook) has imported before its runs: the
 # child imports it before timing, on both engines, and reports the time apart.
 MODULES = (
-    "assay.gate.gate",
+    "assay.platform.runs.gate",
     "assay.platform.flows",
     "assay.lake.iceberg",
     "assay.lake.quarantine",
@@ -179,8 +179,8 @@ def measure_gate(engine: str, workspace: Path, batch: Path, master: str) -> dict
     gate = _load("gate")
 
     from assay.engine.registry import engine_factory
-    from assay.gate.gate import GateOptions
     from assay.platform.flows import gate as run_gate
+    from assay.platform.runs.gate import GateOptions
     from assay.store import MetricStore
 
     chosen, extra = _open(engine, master)

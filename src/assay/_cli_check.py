@@ -127,7 +127,7 @@ def check_validate(
     """Check DOC without reading any data; exit 2 listing every mistake as file:line:col: message.
     With a workspace (when its folder exists), DOC's notify routes are checked against the
     channels of its assay.yaml, as check run checks them."""
-    from assay.platform.checks.runner import notify_config
+    from assay.platform.runs.check import notify_config
 
     files = _event_files(doc, more)
     if files is not None:
@@ -215,7 +215,8 @@ def check_run(
     stored numbers (event contracts: every contract on an event, one window, one query). Exit 0
     completed, 1 --fail-on reached, 2 invalid document, 3 system error."""
     from assay._render import progress
-    from assay.platform.checks.runner import failing_severities, run_document
+    from assay.platform.checks.outcomes import failing_severities
+    from assay.platform.runs.check import run_document
     from assay.store import MetricStore
 
     parse_fail_on(fail_on)  # a wrong word stops the command before anything runs
@@ -276,8 +277,8 @@ def _run_events(
 ) -> None:
     """``check run`` of event contract files: one run per event, each on its window."""
     from assay._render import progress
-    from assay.platform.checks.runner import failing_severities
-    from assay.platform.events.runner import run_events
+    from assay.platform.checks.outcomes import failing_severities
+    from assay.platform.runs.event import run_events
     from assay.store import MetricStore
 
     if engine.strip().lower() != "duckdb":

@@ -420,16 +420,15 @@ def gate(
     checksum.begin(batch)  # read while the modules below are imported (see its module)
     from assay._render import print_gate, progress
     from assay.engine.registry import engine_factory
-    from assay.gate.config import resolve
-    from assay.gate.gate import GateOptions
     from assay.platform.flows import gate as run_gate
+    from assay.platform.runs.gate import GateOptions, gate_table
     from assay.store import MetricStore
 
     threshold = parse_fail_on(fail_on)
     open_engine = engine_factory(engine, master=spark_master)
     space = Workspace(workspace)
     space.ensure()
-    chosen = resolve(
+    chosen = gate_table(
         space, table=table, key=key, order=order, contributor_column=contributor_column, schema=schema
     )
     options = GateOptions(
@@ -528,14 +527,7 @@ def _dataset_config(space: Workspace, dataset: str, config: Path | None) -> Any:
 
     if config is not None:
         return load_config(config)
-    default = space.root / "checks" / f"{dataset}.yaml"
-    if default.exists():
-        return load_config(default)
-    if not any((space.root / "checks").glob("*.yaml")):
-        return DatasetConfig()  # no document to look in: the document module is not even loaded
-    from assay.platform.checks.document import find_document
-
-    document = find_document(space.root / "checks", dataset)  # a check document names the dataset
+    document = space.document_for(dataset)  # the workspace's one rule
     return load_config(document) if document is not None else DatasetConfig()
 
 

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 from assay.errors import ConfigError
+from assay.lang import yamlsafe
 
 DEFAULT = ".assay"
 
@@ -36,6 +38,35 @@ class Workspace:
     @property
     def runs(self) -> Path:
         return self.root / "runs"
+
+    @property
+    def checks(self) -> Path:
+        """The folder of the dataset documents (``checks/``)."""
+        return self.root / "checks"
+
+    def document_for(self, dataset: str) -> Path | None:
+        """The document of ``dataset``, by one rule for every reader (the gate's settings, its
+        domain columns, the monitor's configuration): ``checks/<dataset>.yaml`` if it exists,
+        else the one check document (``kind: DatasetChecks``) whose ``dataset: name:`` is
+        ``dataset``, whatever its file is called. None: the dataset has no document.
+
+        >>> import tempfile
+        >>> ws = Workspace(Path(tempfile.mkdtemp()))
+        >>> ws.checks.mkdir()
+        >>> _ = (ws.checks / "accounts.yaml").write_text(
+        ...     "kind: DatasetChecks\\ndataset:\\n  name: silver.accounts\\n")
+        >>> ws.document_for("silver.accounts").name, ws.document_for("silver.other")
+        ('accounts.yaml', None)
+        """
+        named = self.checks / f"{dataset}.yaml"
+        if named.is_file():
+            return named
+        if not self.checks.is_dir():
+            return None
+        for path in sorted(self.checks.glob("*.yaml")):
+            if path.is_file() and is_check_document(path) and _names(path) == dataset:
+                return path
+        return None
 
     @property
     def store_path(self) -> Path:
@@ -67,6 +98,26 @@ class Workspace:
         partial.write_text(json.dumps(summary, indent=2, default=str) + "\n")
         partial.replace(path)
         return path
+
+
+def is_check_document(path: Path) -> bool:
+    """Whether the YAML file at ``path`` says ``kind: DatasetChecks`` (read cheaply, never fails)."""
+    try:
+        with path.open(encoding="utf-8") as handle:
+            head = handle.read(4096)
+    except (OSError, UnicodeDecodeError):
+        return False
+    return bool(re.search(r"^kind:\s*['\"]?DatasetChecks['\"]?\s*(#.*)?$", head, re.MULTILINE))
+
+
+def _names(path: Path) -> object:
+    """The ``dataset: name:`` of the check document at ``path`` (None if it cannot be read)."""
+    try:
+        raw = yamlsafe.load(path.read_text(encoding="utf-8"), filename=str(path))
+    except (OSError, UnicodeDecodeError, ConfigError):
+        return None
+    found = raw.get("dataset") if isinstance(raw, dict) else None
+    return found.get("name") if isinstance(found, dict) else None
 
 
 def store_url(explicit: str | None = None) -> str | None:

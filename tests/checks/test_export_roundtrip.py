@@ -11,7 +11,7 @@ from assay.demo import trades
 from assay.dqdl import evaluate, parse
 from assay.platform.checks.document import load_document
 from assay.platform.checks.export import export_dqdl, export_entries
-from assay.platform.checks.runner import run_document
+from assay.platform.runs.check import run_document
 from assay.store import MetricStore
 from assay.workspace import Workspace
 

@@ -12,7 +12,7 @@ import pytest
 
 from _invoke import assay
 from assay.platform.checks.document import load_document
-from assay.platform.checks.runner import run_document
+from assay.platform.runs.check import run_document
 from assay.store import MetricStore
 from assay.workspace import Workspace
 from pgserver import PostgresServer

@@ -11,7 +11,7 @@ import pytest
 
 from assay.demo import trades
 from assay.platform.checks.document import load_document
-from assay.platform.checks.runner import run_document
+from assay.platform.runs.check import run_document
 from assay.store import MetricStore
 from assay.workspace import Workspace
 

@@ -18,7 +18,7 @@ from assay.engine import DuckDBEngine
 from assay.platform.events.compile import EventQuery, WindowMeasurement, measure_window, register_source
 from assay.platform.events.document import parse_located
 from assay.platform.events.event import EventSpec, events
-from assay.platform.events.runner import run_event
+from assay.platform.runs.event import run_event
 from assay.workspace import Workspace
 
 START = datetime(2026, 11, 12, tzinfo=UTC)

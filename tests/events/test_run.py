@@ -17,7 +17,7 @@ from _invoke import assay
 from assay.demo.events import Breakage, feed
 from assay.engine import DuckDBEngine
 from assay.platform.events.event import events, load_contracts
-from assay.platform.events.runner import run_event
+from assay.platform.runs.event import run_event
 from assay.store import MetricKey, MetricStore
 from assay.workspace import Workspace
 

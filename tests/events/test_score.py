@@ -21,7 +21,7 @@ from _receivers import Receiver
 from assay.demo.events import Breakage, feed
 from assay.platform.events.document import parse_located
 from assay.platform.events.event import EventSpec, events, load_contracts
-from assay.platform.events.runner import run_event
+from assay.platform.runs.event import run_event
 from assay.platform.events.score import (
     MAX_POINTS,
     RULES,

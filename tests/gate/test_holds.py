@@ -121,3 +121,22 @@ def test_releasing_never_commits_a_second_record_of_a_key(bench: Bench) -> None:
         "silver.accounts", {"statement_date": result.summary.groups[0].statement_date}
     )
     assert sorted(february.column("account_id").to_pylist()) == sorted(LIMITS)
+
+
+def test_held_rows_follow_a_document_saved_under_another_file_name(bench: Bench) -> None:
+    """The dataset's document is found by the workspace's one rule: a check document that names
+    ``silver.accounts`` is its document whatever its file is called, so its domain columns hold
+    rows (they were read from ``checks/silver.accounts.yaml`` only, and nothing was held)."""
+    checks = bench.workspace / "checks"
+    checks.mkdir(parents=True, exist_ok=True)
+    (checks / "accounts.yaml").write_text(
+        "apiVersion: assay/v1\nkind: DatasetChecks\n"
+        'dataset:\n  name: silver.accounts\n  source: {path: "../data/*.csv"}\n'
+        "monitor:\n  domain_columns: [account_status]\n"
+    )
+    assert Workspace(bench.workspace).document_for("silver.accounts") == checks / "accounts.yaml"
+    bench.gate(bench.month("B1", "2025-01-31", LIMITS))
+    result = bench.gate(bench.month("B1", "2025-02-28", LIMITS, status={"A3": "FROZEN"}))
+    assert (result.summary.passed, result.summary.held) == (4, 1)
+    (decision,) = bench.store.decisions("silver.accounts")
+    assert (decision.column, decision.value, decision.rows) == ("account_status", "FROZEN", 1)

@@ -11,7 +11,7 @@ import pytest
 
 from assay.demo.trades import clock
 from assay.platform.checks.document import parse_document
-from assay.platform.checks.runner import run_document
+from assay.platform.runs.check import run_document
 from assay.platform.proposals import propose
 from assay.store import MetricStore
 from assay.workspace import Workspace

@@ -162,7 +162,7 @@ def run_trades(console: Console, workspace: Workspace, *, status: Console) -> di
     from assay._render_runs import print_run
     from assay.demo.receiver import WebhookReceiver
     from assay.platform.checks.document import load_document
-    from assay.platform.checks.runner import run_document
+    from assay.platform.runs.check import run_document
     from assay.platform.schedule import run_pass
     from assay.store import MetricStore
 

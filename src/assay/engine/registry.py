@@ -1,7 +1,8 @@
 """One registry of engines by name: a run chooses its engine once and hands it to every stage.
 
 ``duckdb`` (embedded, the default) and ``spark`` (PySpark, an optional extra) run any input;
-the ``postgres`` engine is not listed: it is chosen by a check document's source, not by name.
+the ``postgres`` engine is the one entry of ``SOURCE_ENGINES``: a check document's source chooses
+it (the data is in that server), never a name a user passes.
 A new engine is one module with an :class:`~assay.engine.base.Engine` subclass and one entry in
 ``ENGINES`` (see docs/engines.md).
 
@@ -45,6 +46,24 @@ def _spark(**options: Any) -> Engine:
 # does not take: ``threads`` means nothing to Spark, ``master`` nothing to DuckDB)
 ENGINES: dict[str, Callable[..., Engine]] = {"duckdb": _duckdb, "spark": _spark}
 DEFAULT = "duckdb"
+
+
+def _postgres(**options: Any) -> Engine:
+    from assay.engine.postgres import PostgresEngine  # type: ignore[import-not-found,unused-ignore]
+
+    found: Engine = PostgresEngine(options["url"])
+    return found
+
+
+SOURCE_ENGINES: dict[str, Callable[..., Engine]] = {"postgres": _postgres}
+"""Engines a source chooses by where its data is: ``source_engine("postgres", url=...)``."""
+
+
+def source_engine(kind: str, **options: Any) -> Engine:
+    """The engine of a source that lives in a server (``postgres``), built with ``options``."""
+    if kind not in SOURCE_ENGINES:
+        raise ConfigError(f"unknown source engine {kind!r}: one of {', '.join(SOURCE_ENGINES)}")
+    return SOURCE_ENGINES[kind](**options)
 
 
 def engine_name(name: str | None = None) -> str:

@@ -1,5 +1,6 @@
 """Which table a gate commits to and which of its columns mean what, from the table's
-configuration (``<workspace>/checks/<table>.yaml``, section ``gate:``) or the command line.
+document (section ``gate:``; found by :meth:`assay.workspace.Workspace.document_for`) or the
+command line.
 
 There are no built-in defaults: a key, a statement date and a contributor column are facts about
 one table (a credit bureau's ``silver.accounts``), and guessing them for any other data would
@@ -24,7 +25,6 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from assay.errors import ConfigError
-from assay.workspace import Workspace
 
 
 class GateConfig(BaseModel):
@@ -55,62 +55,40 @@ class GateTable:
 
 
 def resolve(
-    workspace: Workspace,
+    settings: GateConfig | None,
+    path: Path,
     *,
-    table: str | None,
+    table: str,
     key: str | None,
     order: str | None,
     contributor_column: str | None,
     schema: Path | None,
 ) -> GateTable:
-    """The gate's table and columns: each from its flag, else from the table's configuration.
+    """The gate's table and columns: each from its flag, else from ``settings``, the ``gate:``
+    section of the table's document at ``path`` (found by the platform,
+    :func:`assay.platform.runs.gate.gate_table`); what neither gives names ``path``.
 
-    Without ``--table``, the one table of the workspace whose configuration has a ``gate:``
-    section is chosen; none or several is an error that names them."""
-    from assay.platform.checks.document import find_document
-    from assay.platform.checks.settings import load_config
+    >>> resolve(GateConfig(key="id", order="day"), Path("checks/t.yaml"), table="t", key=None,
+    ...         order=None, contributor_column="c", schema=None).key
+    'id'
+    """
+    configured = settings or GateConfig()
 
-    checks = workspace.root / "checks"
-    if table is None:
-        # A table's configuration: checks/<table>.yaml, or a check document naming the table
-        # as its dataset (the document's gate: section).
-        candidates = (
-            sorted(
-                config.dataset or path.stem
-                for path in checks.glob("*.yaml")
-                if path.is_file() and (config := load_config(path)).gate is not None
-            )
-            if checks.is_dir()
-            else []
-        )
-        if len(candidates) != 1:
-            found = (
-                f"the workspace configures {', '.join(candidates)}"
-                if candidates
-                else (f"no table in {checks} has a 'gate:' section")
-            )
-            raise ConfigError(f"say which table to commit to with --table ({found})")
-        table = candidates[0]
-    path = checks / f"{table}.yaml"
-    if not path.is_file():
-        path = find_document(checks, table) or path
-    settings = GateConfig.model_validate((load_config(path).gate if path.is_file() else None) or {})
-
-    def pick(flag: str | None, configured: str | None, option: str, field: str) -> str:
-        chosen = flag or configured
+    def pick(flag: str | None, value: str | None, option: str, field: str) -> str:
+        chosen = flag or value
         if not chosen:
             raise ConfigError(f"the gate needs {option}: pass it, or write gate.{field} in {path}")
         return chosen
 
-    if schema is None and settings.schema_file:
-        schema = (path.parent / settings.schema_file).resolve()
+    if schema is None and configured.schema_file:
+        schema = (path.parent / configured.schema_file).resolve()
     return GateTable(
         table=table,
-        key=pick(key, settings.key, "--key (the column identifying a record across loads)", "key"),
-        order=pick(order, settings.order, "--order (the statement-date column)", "order"),
+        key=pick(key, configured.key, "--key (the column identifying a record across loads)", "key"),
+        order=pick(order, configured.order, "--order (the statement-date column)", "order"),
         contributor_column=pick(
             contributor_column,
-            settings.contributor_column,
+            configured.contributor_column,
             "--contributor-column (the column holding the contributor id)",
             "contributor_column",
         ),

@@ -1,6 +1,7 @@
 """Rows held for a decision: a never-seen value in a domain column is decided, not defaulted.
 
-A dataset may declare *domain columns* (``domain_columns`` in ``<workspace>/checks/<table>.yaml``).
+A dataset may declare *domain columns* (``domain_columns`` in its document, found by
+:meth:`assay.workspace.Workspace.document_for`; the platform passes them to :func:`find`).
 When a batch row carries a value such a column never held in a committed load and that no
 decision accepted, the gate opens a decision (seed 002: a new value goes to a human, never to a
 default) and holds the row: it is neither committed nor quarantined but kept in
@@ -49,19 +50,19 @@ class Holds:
     needed: dict[tuple[str, str], int] = field(default_factory=dict)  # (column, value) -> rows held
 
 
-def domain_columns(workspace: Workspace, table: str) -> list[str]:
-    """The domain columns a table's configuration declares (none without a configuration)."""
-    from assay.platform.checks.settings import load_config
-
-    path = workspace.root / "checks" / f"{table}.yaml"
-    return load_config(path).domain_columns if path.exists() else []
-
-
 def find(
-    engine: Engine, store: MetricStore, table: str, columns: list[str], rows: exp.Query, names: list[str]
+    engine: Engine,
+    store: MetricStore,
+    table: str,
+    columns: list[str],
+    rows: exp.Query,
+    names: list[str],
+    *,
+    document: Path | None = None,
 ) -> Holds:
     """The rows of ``rows`` (a query of the batch in ``engine``, with ``__row``; ``names``, its
-    columns) that carry an undecided or rejected never-seen value.
+    columns) that carry an undecided or rejected never-seen value (``document``: where the
+    ``columns`` were declared, named by a mistake).
 
     Each domain column's distinct values come back first (a handful), are turned into text as
     the store keeps them, and only the rows carrying a new one are fetched. Nothing is written:
@@ -71,7 +72,8 @@ def find(
     batch = exp.alias_(exp.Subquery(this=rows), "__holds_rows", table=True, quoted=True)
     for column in columns:
         if column not in names:
-            raise ConfigError(f"checks/{table}.yaml: domain column '{column}' is not a column of the table")
+            where = document or f"checks/{table}.yaml"
+            raise ConfigError(f"{where}: domain column '{column}' is not a column of the table")
         if not store.value_set(table, column):
             continue  # no committed history: this batch teaches the column its domain
         known = store.known_values(table, column)

@@ -36,9 +36,9 @@ if TYPE_CHECKING:
 def gate(
     options: GateOptions, *, store: MetricStore, engine_factory: Callable[[], Engine] | None = None
 ) -> GateResult:
-    """Run the ingestion gate on one batch as one run (see :mod:`assay.gate.gate`), on the
-    engine ``engine_factory`` opens (:func:`assay.engine.registry.engine_factory`; DuckDB)."""
-    from assay.gate.gate import Gate
+    """Run the ingestion gate on one batch as one run (see :mod:`assay.platform.runs.gate`), on
+    the engine ``engine_factory`` opens (:func:`assay.engine.registry.engine_factory`; DuckDB)."""
+    from assay.platform.runs.gate import GateRun
 
     with Run(
         "gate",
@@ -50,7 +50,7 @@ def gate(
     ) as run:
         assert run.dataset is not None
         run.alerting = Alerting(Routing.of(run.workspace.root, run.dataset), "gate")
-        return Gate(options, run).run()
+        return GateRun(options, run).run()
 
 
 def profile(

@@ -142,7 +142,7 @@ def run_job(url: str, job: Job) -> JobResult:
     """Take the job's tick and run it as a pass would; a tick already taken is left alone."""
     from assay.errors import AssayError
     from assay.platform.checks.document import load_document
-    from assay.platform.checks.runner import run_document
+    from assay.platform.runs.check import run_document
     from assay.store import MetricStore
     from assay.workspace import Workspace
 

@@ -280,7 +280,7 @@ def due_events(
 ) -> Iterator[DueEvent]:
     """The events' ticks due at ``now``: per event, its latest tick, when later than the last
     claimed; each runs the last complete window before its tick."""
-    from assay.platform.events.runner import window_start
+    from assay.platform.events.judging import window_start
 
     for item in scheduled:
         spec = item.spec
@@ -475,7 +475,7 @@ def _due_of(
 ) -> Due | DueEvent | None:
     """The due tick a stored tick is, from the workspace's documents as they are now; None when
     its document or schedule is gone."""
-    from assay.platform.events.runner import window_start
+    from assay.platform.events.judging import window_start
 
     for scheduled in documents:
         if scheduled.name != tick.document:
@@ -512,13 +512,13 @@ def _run(
         on_start(item)
     try:
         if isinstance(item, DueEvent):
-            from assay.platform.events.runner import run_event
+            from assay.platform.runs.event import run_event
 
             result: Any = run_event(
                 item.scheduled.spec, at=item.window, now=now, store=store, workspace=workspace, run_id=run_id
             )
         else:
-            from assay.platform.checks.runner import run_document
+            from assay.platform.runs.check import run_document
 
             scheduled = item.scheduled
             result = run_document(

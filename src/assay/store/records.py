@@ -209,3 +209,16 @@ class RunRecord:
         # A tuple, so that a record read back from the store equals the one that was written.
         object.__setattr__(self, "outcomes", tuple(self.outcomes))
         object.__setattr__(self, "inputs", tuple(dict(item) for item in self.inputs))
+
+
+@dataclass
+class Attempt:
+    """One try of a retried step: which (a check's profile, an event's grain), its number, and
+    the platform's error (None: it succeeded, or failed on the author's mistake)."""
+
+    profile: str
+    attempt: int
+    error: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"profile": self.profile, "attempt": self.attempt, "error": self.error}

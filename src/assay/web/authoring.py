@@ -7,7 +7,7 @@ check document after its diff was shown.
   reads what the store knows of the dataset (its columns and their types, a categorical
   column's values, a column's range) to pre-fill sensible values.
 - **Dry run**: the document with the new check is run with ``dry_run=True`` and ``--only`` the
-  new expectation (:class:`~assay.platform.checks.runner.CheckRun`) on the latest logical date
+  new expectation (:class:`~assay.platform.runs.check.CheckRun`) on the latest logical date
   the dataset has recorded runs for, then on each earlier recorded date (the backtest, at most
   :data:`BACKTEST_MAX`); each date is judged with the clock of the run that recorded it. Nothing
   is recorded: no metric, outcome, run or file.
@@ -448,7 +448,7 @@ def dry_run(plane: Plane, dataset: str, draft: Draft, *, days: int = BACKTEST_DA
     """What the draft's check would have said on the latest load (with the rows it flags) and
     on each earlier recorded date (the backtest); nothing is recorded."""
     from assay.platform.checks.document import parse_document
-    from assay.platform.checks.runner import CheckRun
+    from assay.platform.runs.check import CheckRun
 
     if not 0 <= days <= BACKTEST_MAX:
         raise ConfigError(f"the backtest covers 0 to {BACKTEST_MAX} earlier dates, not {days}")

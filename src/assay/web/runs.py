@@ -15,7 +15,7 @@ from assay.web.plane import Plane
 
 def run_now(plane: Plane, dataset: str, *, by: str, at: str | None = None) -> dict[str, Any]:
     """Run ``dataset``'s check document now; returns the run's JSON (as ``check run --json``)."""
-    from assay.platform.checks.runner import run_document
+    from assay.platform.runs.check import run_document
 
     s = subject(plane, dataset)
     if s.document is None or s.path is None:

@@ -36,6 +36,8 @@ from assay.lang import yamlsafe
 from assay.lang.dqdl.parser import MAX_WINDOW
 from assay.names import check_name
 from assay.platform.routing import Route
+from assay.workspace import Workspace
+from assay.workspace import is_check_document as is_check_document  # its home moved; callers keep it
 
 API_VERSION = "assay/v1"
 KIND = "DatasetChecks"
@@ -743,31 +745,9 @@ def _metric_problem(entry: Any) -> str | None:
     return None
 
 
-def is_check_document(path: Path) -> bool:
-    """Whether the YAML file at ``path`` says ``kind: DatasetChecks`` (read cheaply, never fails)."""
-    try:
-        with path.open(encoding="utf-8") as handle:
-            head = handle.read(4096)
-    except (OSError, UnicodeDecodeError):
-        return False
-    return bool(re.search(r"^kind:\s*['\"]?DatasetChecks['\"]?\s*(#.*)?$", head, re.MULTILINE))
-
-
 def find_document(folder: Path, dataset: str) -> Path | None:
-    """The check document in ``folder`` (``<workspace>/checks``) whose dataset is ``dataset``:
-    the file named after it if it is a check document, else the one document that names it."""
-    named = folder / f"{dataset}.yaml"
-    if named.is_file() and is_check_document(named):
-        return named
-    if not folder.is_dir():
-        return None
-    for path in sorted(folder.glob("*.yaml")):
-        if path.is_file() and is_check_document(path):
-            try:
-                raw = yamlsafe.load(path.read_text(encoding="utf-8"), filename=str(path))
-            except (OSError, UnicodeDecodeError, ConfigError):
-                continue
-            found = raw.get("dataset") if isinstance(raw, dict) else None
-            if isinstance(found, dict) and found.get("name") == dataset:
-                return path
-    return None
+    """The check document in ``folder`` (``<workspace>/checks``) of ``dataset``: its document by
+    the workspace's one rule (:meth:`assay.workspace.Workspace.document_for`), if that is a check
+    document (``checks/<dataset>.yaml`` may be a plain monitor configuration)."""
+    path = Workspace(folder.parent).document_for(dataset)
+    return path if path is not None and is_check_document(path) else None

@@ -10,7 +10,7 @@ from typing import Any
 
 from assay.errors import ConfigError
 from assay.judge.result import json_number
-from assay.platform.runs.driver import Attempt
+from assay.store.records import Attempt
 from assay.vocabulary import Outcome, RunState
 
 PLATFORM_OWNER = "platform"
@@ -134,3 +134,15 @@ def summarize(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "evaluation_rate": round(judged / scheduled, 4) if scheduled else None,
         "advisory": advisory,
     }
+
+
+def failing_severities(result: CheckResult, threshold: str) -> bool:
+    """Whether an enforced expectation of ``threshold`` severity or worse failed."""
+    from assay.vocabulary import Severity, fail_on, reached
+
+    found = (
+        Severity(o["severity"])
+        for o in result.outcomes
+        if o["outcome"] == Outcome.FAILED.value and o["mode"] == "enforce"
+    )
+    return reached(found, fail_on(threshold))

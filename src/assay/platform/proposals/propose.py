@@ -8,7 +8,7 @@ backtested on the stored loads, dry-run on the latest load, and recorded for a p
    was rejected on the same evidence (:meth:`Candidate.evidence_hash`);
 3. **rank** by the intent, when one is given (:mod:`assay.platform.proposals.intent`);
 4. **dry-run** the document with every proposal added, once, on the latest load's date: ONE
-   query for all of them (:class:`~assay.platform.checks.runner.CheckRun`, ``dry_run=True``:
+   query for all of them (:class:`~assay.platform.runs.check.CheckRun`, ``dry_run=True``:
    nothing recorded);
 5. **record** each proposal shown, with an event (``proposed``, ``shown``, ``reopened``).
 """
@@ -180,7 +180,7 @@ def dry_run(
     clock: its arrival), and give each candidate its ``dry_run`` (outcome and observed value).
     One run, one query for all; nothing is recorded. Returns the run's queries to the data."""
     from assay.platform.checks.document import parse_document
-    from assay.platform.checks.runner import CheckRun
+    from assay.platform.runs.check import CheckRun
 
     text = read_text(path, "check document")
     valid = [c for c in candidates if _addable(text, [c], str(path))]

@@ -30,6 +30,7 @@ from assay.errors import ConfigError
 from assay.lake.readers import Registered
 from assay.lang.dqdl import ast
 from assay.measure import ScanPlan
+from assay.platform.checks.engine import default_engine
 from assay.platform.checks.document import Document, Profile
 from assay.platform.checks.judging import Judging, metric_key
 from assay.platform.checks.measure import (
@@ -55,28 +56,6 @@ from assay.workspace import Workspace
 
 Measured = dict[str, ProfileMeasurement]
 Loads = dict[str, int]
-
-
-def default_engine(document: Document, engine: Any = None, **options: Any) -> Engine:
-    """The engine that runs where the data is: PostgreSQL for a postgres source; else the
-    engine chosen (a name, ``duckdb`` or ``spark``, else ``ASSAY_ENGINE``, else DuckDB; or a
-    SparkSession), with ``options`` (``master`` for Spark)."""
-    source = document.dataset.source
-    if source.postgres is not None:
-        from assay.engine.postgres import PostgresEngine  # type: ignore[import-not-found,unused-ignore]
-
-        found: Engine = PostgresEngine(source.postgres.url)
-        return found
-    from assay.engine.registry import engine_name, make_engine, open_engine
-
-    if engine is None or isinstance(engine, str):
-        name = engine_name(engine)
-        if source.duckdb is not None and name != "duckdb":
-            raise ConfigError(f"a duckdb source runs on the DuckDB engine, not on {name}")
-        return make_engine(
-            name, **({k: v for k, v in options.items() if v is not None} if name == "spark" else {})
-        )
-    return open_engine(engine)
 
 
 def notify_config(workspace: Workspace, document: Document) -> Any:

@@ -73,7 +73,7 @@ from assay.engine import EngineError
 from assay.errors import AssayError, ConfigError, PlatformError
 from assay.platform.runs.faults import checkpoint
 from assay.platform.runs.run import Input, Run
-from assay.store.records import OutcomeRecord
+from assay.store.records import Attempt, OutcomeRecord
 from assay.vocabulary import RunState
 from assay.workspace import Workspace
 
@@ -86,19 +86,6 @@ P = TypeVar("P")
 J = TypeVar("J")
 R = TypeVar("R")
 T = TypeVar("T")
-
-
-@dataclass
-class Attempt:
-    """One try of a retried step: which (a check's profile, an event's grain), its number, and
-    the platform's error (None: it succeeded, or failed on the author's mistake)."""
-
-    profile: str
-    attempt: int
-    error: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"profile": self.profile, "attempt": self.attempt, "error": self.error}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,442 @@
+"""The gate run: the stages of :mod:`assay.gate` strung together inside one
+:class:`~assay.platform.runs.run.Run`, which owns the engine, the store and the workspace.
+
+The outline is the driver's (read → measure → judge → route → persist pending → commit →
+publish), one method per step, each taking the values the step before returned:
+
+- :meth:`GateRun.read`: the control file's rules, the batch typed against the table's schema,
+  and whether it is a file already gated or an empty one (then nothing else is done);
+- :meth:`GateRun.measure`: the batch split by identity, joined to its baseline, its held rows;
+- :meth:`GateRun.judge`: the row states and the month rules, metrics persisted as pending loads
+  month by month (kill point ``after-measure``);
+- :meth:`GateRun.route`: every row committed, quarantined or held (:func:`assay.gate.route.route`);
+- :meth:`GateRun.persist_pending`: the quarantine and held files staged and the run's manifest,
+  with its store writes, made durable (kill point ``after-stage``);
+- :meth:`GateRun.commit`: the healthy rows committed to the Iceberg table in one snapshot, the
+  commit point (kill points ``before-commit`` and ``after-commit``);
+- :meth:`GateRun.publish`: the store settles the run (:func:`assay.gate.publish.settle`) and
+  records it, then the staged files are published (the run's own kill points).
+
+The platform also finds the dataset's document (:meth:`assay.workspace.Workspace.document_for`)
+and hands the gate its settings as values (:func:`settings`, :func:`gate_table`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from sqlglot import exp
+
+from assay.errors import ConfigError, PlatformError
+from assay.gate import baseline, committed, holds, identity, publish, states
+from assay.gate import batch as batches
+from assay.gate.config import GateConfig, GateTable, resolve
+from assay.gate.gate import (
+    BATCH,
+    ROW,
+    GateOptions,
+    GateResult,
+    Scope,
+    check_columns,
+    duplicate,
+    iso,
+    table_schema,
+)
+from assay.gate.route import RoutePlan, route
+from assay.gate.summary import Group, Summary
+from assay.lake.iceberg import PreconditionFailed, Warehouse
+from assay.lake.quarantine import quarantine_path
+from assay.lake.readers import Registered
+from assay.platform.runs.dqdl import Evaluation
+from assay.platform.runs.faults import checkpoint
+from assay.platform.runs.run import Input, Run
+from assay.rules import control
+from assay.store import OutcomeRecord
+from assay.workspace import Workspace
+
+__all__ = ["GateOptions", "GateResult", "GateRun", "gate_table", "settings"]
+
+
+def settings(workspace: Workspace, table: str) -> tuple[Path | None, GateConfig | None, list[str]]:
+    """The document of ``table`` (one rule: :meth:`Workspace.document_for`), its ``gate:``
+    section and its domain columns (none without a document)."""
+    from assay.platform.checks.settings import load_config
+
+    path = workspace.document_for(table)
+    if path is None:
+        return None, None, []
+    config = load_config(path)  # its gate: section was validated by GateConfig there
+    gate = None if config.gate is None else GateConfig.model_validate(config.gate)
+    return path, gate, list(config.domain_columns)
+
+
+def gate_table(
+    workspace: Workspace,
+    *,
+    table: str | None,
+    key: str | None,
+    order: str | None,
+    contributor_column: str | None,
+    schema: Path | None,
+) -> GateTable:
+    """The gate's table and columns: each from its flag, else from the table's document.
+
+    Without ``--table``, the one table of the workspace whose document has a ``gate:`` section
+    is chosen; none or several is an error that names them."""
+    from assay.platform.checks.settings import load_config
+
+    checks = workspace.checks
+    if table is None:
+        candidates = (
+            sorted(
+                config.dataset or path.stem
+                for path in checks.glob("*.yaml")
+                if path.is_file() and (config := load_config(path)).gate is not None
+            )
+            if checks.is_dir()
+            else []
+        )
+        if len(candidates) != 1:
+            found = (
+                f"the workspace configures {', '.join(candidates)}"
+                if candidates
+                else (f"no table in {checks} has a 'gate:' section")
+            )
+            raise ConfigError(f"say which table to commit to with --table ({found})")
+        table = candidates[0]
+    path, configured, _ = settings(workspace, table)
+    return resolve(
+        configured,
+        path or checks / f"{table}.yaml",
+        table=table,
+        key=key,
+        order=order,
+        contributor_column=contributor_column,
+        schema=schema,
+    )
+
+
+@dataclass
+class Read:
+    """What :meth:`GateRun.read` found: the chosen rules, the batch, the table, the summary."""
+
+    chosen: list[control.ControlRule]
+    batch: batches.Batch
+    warehouse: Warehouse
+    exists: bool
+    summary: Summary
+
+    @property
+    def done(self) -> bool:
+        """A file gated before, or an empty one: recorded with nothing measured or committed."""
+        return self.summary.duplicate_of is not None or self.batch.total == 0
+
+
+@dataclass
+class Measured:
+    """What :meth:`GateRun.measure` prepared for judging: the batch split by identity, its held
+    and rejected rows, the lagged batch, and the rules sorted into row and month rules."""
+
+    identified: identity.Identified
+    found: holds.Holds
+    enriched: Registered
+    relag: Callable[[list[int]], Registered] | None
+    never: list[int]
+    row_rules: states.RowRules
+    group_rules: list[control.ControlRule]
+    baseline: str | None
+    baseline_date: date | None
+
+
+class GateRun:
+    """One gate run inside ``run``. ``GateRun(options, run).run()`` returns the result or
+    raises ConfigError (exit 2, nothing committed) or PlatformError (exit 3, nothing
+    half-written left visible). The table's domain columns are its document's (:func:`settings`)."""
+
+    def __init__(self, options: GateOptions, run: Run) -> None:
+        if run.store is None:
+            raise ConfigError("the gate needs a metric store")
+        self.options = options
+        self.execution = run
+        self.workspace = run.workspace
+        self.scope = Scope(
+            options,
+            batches.safe_name(options.contributor, "contributor"),
+            run.id,
+            run.engine,
+            run.store,
+            evaluation=lambda ruleset, rows, **how: Evaluation(ruleset, rows, **how).run(),
+        )
+        self.document: Path | None = None
+        self.domain: list[str] = []
+        self.judging = states.Judge(self.scope, self._phase)
+        self.texts: dict[str, str] = {}  # each chosen rule's DQDL text, by rule id
+        self.written: dict[str, str] = {}  # and as the control file wrote it
+
+    def _phase(self, text: str) -> None:
+        self.execution.phase = text
+
+    def run(self) -> GateResult:
+        """The steps in order; a file gated before or an empty one is recorded at once."""
+        read = self.read()
+        if read.done:
+            return self.publish(read.summary)
+        measured = self.measure(read)
+        judged, groups = self.judge(read, measured)
+        plan = self.route(read, measured, judged, groups)
+        settle = self.persist_pending(read, plan, groups)
+        self.commit(read, plan, settle)
+        return self.publish(read.summary, settle, plan.row_outcomes)
+
+    # --- the steps ---------------------------------------------------------------------------
+
+    def read(self) -> Read:
+        opts = self.options
+        self.execution.phase = "reading the rules"
+        control_file = control.load(opts.rules)
+        chosen = control_file.select(opts.contributor_type)
+        self.texts = {rule.rule_id: rule.text for rule in chosen}
+        self.written = {rule.rule_id: rule.condition or rule.text for rule in chosen}
+        self.workspace.ensure()
+        self.document, _, self.domain = settings(self.workspace, opts.table)
+        warehouse = Warehouse.open(self.workspace.root)
+        exists = warehouse.exists(opts.table)
+        schema = table_schema(opts, warehouse, exists)
+        self.execution.phase = f"reading {opts.batch}"
+        batch = batches.read(self.scope.engine, opts.batch, schema, opts.read)
+        self.execution.inputs = [Input(str(opts.batch), batch.sha256)]
+        check_columns(opts, batch.schema, chosen, empty=batch.total == 0)
+        summary = Summary(
+            self.scope.run_id,
+            self.scope.contributor,
+            opts.contributor_type or control.ALL,
+            opts.table,
+            str(opts.batch),
+            batch.sha256,
+            started_at=self.execution.started_at.isoformat(),
+        )
+        summary.duplicate_of = duplicate(self.scope, warehouse, exists, batch.sha256)
+        return Read(chosen, batch, warehouse, exists, summary)
+
+    def measure(self, read: Read) -> Measured:
+        scope, schema = self.scope, read.batch.schema
+        identified = identity.identify(scope, read.batch)
+        baseline_date = baseline.baseline_date(scope, read.warehouse, read.exists, identified.dates)
+        read.summary.baseline_date = iso(baseline_date)
+        self.execution.phase = "joining the batch to its baseline"
+        base = older = None
+        prev = sorted({name.removeprefix("prev_") for rule in read.chosen for name in rule.prev_columns})
+        if baseline_date is not None:
+            base = baseline.register_baseline(scope, read.warehouse, baseline_date, schema)
+            if prev:
+                older = baseline.register_older(scope, read.warehouse, base, baseline_date, schema)
+        # A held row, or one carrying a rejected value, is not committed whatever the rules say:
+        # nobody's baseline. Only a backfill's later months can have such a row before them.
+        found = self._holds(schema)
+        never = sorted(set(found.waits) | set(found.rejected))
+        relag = None
+        if prev and len(identified.dates) > 1:
+
+            def relag(rows: list[int]) -> Registered:
+                return baseline.register_lagged(scope, base, schema, prev, older, rows)
+
+        enriched = (
+            relag(never) if relag is not None else baseline.register_lagged(scope, base, schema, prev, older)
+        )
+        row_rules, group_rules = states.classify(scope, read.chosen, enriched)
+        return Measured(
+            identified, found, enriched, relag, never, row_rules, group_rules, base, baseline_date
+        )
+
+    def judge(self, read: Read, measured: Measured) -> tuple[states.RowStates, dict[date, Group]]:
+        judged, groups = self.judging.judge(
+            measured.row_rules,
+            measured.group_rules,
+            measured.enriched,
+            measured.relag,
+            measured.never,
+            measured.identified.month_rows,
+            measured.baseline,
+            measured.baseline_date,
+            measured.identified.dates,
+        )
+        checkpoint("after-measure")
+        read.summary.groups = list(groups.values())
+        return judged, groups
+
+    def route(
+        self, read: Read, measured: Measured, judged: states.RowStates, groups: dict[date, Group]
+    ) -> RoutePlan:
+        plan = route(
+            self.scope,
+            read.batch,
+            measured.identified,
+            measured.found,
+            judged,
+            measured.row_rules,
+            measured.group_rules,
+            groups,
+            self.written,
+        )
+        summary = read.summary
+        summary.rules.update(plan.rules)
+        summary.quarantined_by = plan.quarantined_by
+        summary.total = plan.total
+        summary.quarantined = plan.quarantined
+        summary.passed = plan.committed
+        summary.held = plan.held
+        summary.warned = plan.warned
+        summary.parse_errors = plan.parse_errors
+        return plan
+
+    def persist_pending(self, read: Read, plan: RoutePlan, groups: dict[date, Group]) -> dict[str, Any]:
+        """Stage the quarantine and held files and make the manifest durable, with the store
+        writes the commit will make; returns those writes."""
+        opts, scope, summary = self.options, self.scope, read.summary
+        self.execution.phase = "staging the quarantine and held rows"
+        if len(plan.quarantine):
+            run_day = opts.run_date or datetime.now(UTC).date()
+            target = quarantine_path(self.workspace.root, run_day, scope.contributor, scope.run_id)
+            plan.quarantine.write(self.execution.stage(target))
+            summary.quarantine_file = str(target)
+        if plan.held:
+            held_target = holds.held_path(self.workspace, opts.table, scope.contributor, scope.run_id)
+            layout = holds.Layout(opts.key, opts.order, opts.contributor_column)
+            rows = plan.held_rows.drop_columns([ROW])
+            holds.write(self.execution.stage(held_target), rows, plan.waits, layout)
+            summary.held_file = str(held_target)
+        settle = self._settle_plan(read.batch.schema, plan.committed_by_date, groups, summary)
+        settle["decisions"] = plan.decisions
+        self.execution.manifest.settle = settle
+        self.execution.manifest.summary = summary.to_dict()
+        self.execution.write_manifest()
+        checkpoint("after-stage")
+        return settle
+
+    def commit(self, read: Read, plan: RoutePlan, settle: dict[str, Any]) -> None:
+        """Commit the healthy rows in one snapshot carrying the run id (the commit point)."""
+        opts, scope, summary, warehouse = self.options, self.scope, read.summary, read.warehouse
+        if not plan.committed_by_date:
+            return
+        schema = read.batch.schema
+        replaced = [date.fromisoformat(day) for day in settle["committed_dates"]]
+        self.execution.phase = f"committing to table {opts.table}"
+        if not read.exists:
+            warehouse.create(opts.table, schema, [opts.contributor_column, opts.order])
+        rows, files = committed.committed_rows(scope, warehouse, schema, list(plan.committed_by_date))
+        existing = {
+            p.values[opts.order]
+            for p in warehouse.partitions(opts.table, {opts.contributor_column: scope.contributor})
+        }
+        checkpoint("before-commit")
+        try:
+            info = warehouse.commit(
+                opts.table,
+                rows,
+                files=files,
+                replace={opts.contributor_column: scope.contributor, opts.order: replaced},
+                properties={
+                    "assay.run-id": scope.run_id,
+                    "assay.source-sha256": summary.source_sha256,
+                    "assay.contributor": scope.contributor,
+                    "assay.contributor-type": opts.contributor_type or control.ALL,
+                    "assay.source-path": str(opts.batch),
+                    "assay.months": ",".join(settle["committed_dates"]),
+                },
+                unless={
+                    "assay.source-sha256": summary.source_sha256,
+                    "assay.contributor": scope.contributor,
+                },
+            )
+        except PreconditionFailed as twin:  # the same file committed by a run beside this one
+            committed.discard(files)
+            settle["duplicate_of"] = twin.found.properties.get("assay.run-id", str(twin.found.snapshot_id))
+        except PlatformError:
+            committed.discard(files)  # the warehouse says nothing was committed: no snapshot refers to them
+            raise
+        else:
+            checkpoint("after-commit")
+            settle["snapshot_id"] = info.snapshot_id
+            summary.snapshot_id = info.snapshot_id
+            summary.replaced_dates = [day.isoformat() for day in replaced if day in existing]
+
+    def publish(
+        self,
+        summary: Summary,
+        settle: dict[str, Any] | None = None,
+        row_outcomes: list[OutcomeRecord] | None = None,
+    ) -> GateResult:
+        """The run's store commit (its settle and its completed record), then its publishing."""
+        self.execution.phase = "recording the run"
+        summary.finished_at = datetime.now(UTC).isoformat()
+        if settle is None:  # nothing measured, staged or committed: a duplicate file or an empty one
+            settle = self._settle_plan(pa.schema([]), {}, {}, summary)
+        self.execution.manifest.settle = settle
+        self.execution.counts = {
+            "total": summary.total,
+            "committed": summary.passed,
+            "quarantined": summary.quarantined,
+            "held": summary.held,
+        }
+        loads = self.judging.loads
+        recorded = self.execution.commit(
+            lambda: publish.settle(self.scope.store, self.workspace, self.execution.manifest),
+            summary=summary.to_dict(),
+            outcomes=[
+                OutcomeRecord(
+                    rule.rule_id,
+                    rule.outcome,
+                    rule.message,
+                    {"observed": rule.observed},
+                    {
+                        "statement_date": group.statement_date,
+                        "severity": rule.severity,
+                        "dqdl": self.texts.get(rule.rule_id, ""),
+                    },
+                )
+                for group in summary.groups
+                for rule in group.dataset_rules
+            ]
+            + (row_outcomes or []),
+            load_id=max(loads) if loads else None,
+        )
+        summary.decisions = list(recorded.get("decisions", []))
+        summary.incidents = recorded.get("incidents")
+        if recorded.get("duplicate_of"):
+            summary.duplicate_of = recorded["duplicate_of"]
+            summary.quarantine_file = summary.held_file = None
+        quarantine = Path(summary.quarantine_file) if summary.quarantine_file else None
+        return GateResult(summary, quarantine, self.workspace.runs / f"{self.scope.run_id}.json")
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    def _holds(self, schema: pa.Schema) -> holds.Holds:
+        """The batch's rows carrying a never-seen value of a domain column (held for a decision)
+        or a value rejected before (quarantined): a row's value says so, not its baseline."""
+        if not self.domain:
+            return holds.Holds()
+        query = exp.select(exp.Star()).from_(exp.to_identifier(BATCH, quoted=True))
+        names = [ROW, *schema.names]
+        scope = self.scope
+        return holds.find(
+            scope.engine, scope.store, self.options.table, self.domain, query, names, document=self.document
+        )
+
+    def _settle_plan(
+        self, schema: pa.Schema, rows: dict[Any, int], groups: dict[date, Group], summary: Summary
+    ) -> dict[str, Any]:
+        return committed.settle_plan(
+            self.scope,
+            schema,
+            rows,
+            groups,
+            summary.source_sha256,
+            domain=self.domain,
+            loads=self.judging.loads,
+            baseline_loads=self.judging.baseline_loads,
+        )
