@@ -21,7 +21,6 @@ from _receivers import Receiver
 from assay.demo.events import Breakage, feed
 from assay.platform.events.document import parse_located
 from assay.platform.events.event import EventSpec, events, load_contracts
-from assay.platform.runs.event import run_event
 from assay.platform.events.score import (
     MAX_POINTS,
     RULES,
@@ -32,6 +31,7 @@ from assay.platform.events.score import (
     gate,
     record_event_score,
 )
+from assay.platform.runs.event import run_event
 from assay.store import MetricStore
 from assay.workspace import Workspace
 

@@ -26,8 +26,8 @@ import pytest
 from _shared import once
 from assay.demo.trades import clock, days, generate, profile_day
 from assay.platform.checks.document import load_document
-from assay.platform.runs.check import run_document
 from assay.platform.flows import profile
+from assay.platform.runs.check import run_document
 from assay.store import MetricStore
 from assay.workspace import Workspace
 

@@ -11,8 +11,8 @@ import pytest
 
 from assay.demo.trades import clock
 from assay.platform.checks.document import parse_document
-from assay.platform.runs.check import run_document
 from assay.platform.proposals import propose
+from assay.platform.runs.check import run_document
 from assay.store import MetricStore
 from assay.workspace import Workspace
 from proposals._history import WEEKLY, WEEKLY_DAYS, WEEKLY_START

@@ -22,8 +22,8 @@ import pytest
 from assay.platform import scores
 from assay.platform.certify import certify
 from assay.platform.checks.document import load_document
-from assay.platform.runs.check import run_document
 from assay.platform.flows import profile
+from assay.platform.runs.check import run_document
 from assay.store import MetricStore
 from assay.workspace import Workspace
 

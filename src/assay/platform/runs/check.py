@@ -30,8 +30,8 @@ from assay.errors import ConfigError
 from assay.lake.readers import Registered
 from assay.lang.dqdl import ast
 from assay.measure import ScanPlan
-from assay.platform.checks.engine import default_engine
 from assay.platform.checks.document import Document, Profile
+from assay.platform.checks.engine import default_engine
 from assay.platform.checks.judging import Judging, metric_key
 from assay.platform.checks.measure import (
     ROWS,
