@@ -195,3 +195,21 @@ def test_a_broken_dataset_configuration_is_a_recorded_config_error(tmp_path: Pat
     with _store(ws) as store:
         (run,) = store.runs("trades")
         assert run.state == "config_error" and "window" in (run.error or "")
+
+
+def test_the_same_load_evaluated_again_at_the_same_time_replaces_it(tmp_path: Path) -> None:
+    """A DQDL run again at the same ``--now`` (a re-run after a kill, a corrected file) is the
+    same load: the earlier one is superseded, so history counts the moment once, as a check run's
+    day and an event's window are counted once."""
+    ruleset = parse_text("Rules = [ RowCount > 0, RowCount = last() ]").ruleset
+    now = datetime(2026, 3, 4, 6, tzinfo=UTC)
+    with MetricStore.open(workspace=tmp_path) as store:
+        for rows in ([1, 2], [1, 2, 3]):
+            evaluate(ruleset, pa.table({"a": rows}), dataset="d", store=store, workspace=tmp_path, now=now)
+        later = evaluate(
+            ruleset, pa.table({"a": [1, 2, 3]}), dataset="d", store=store, workspace=tmp_path,
+            now=now.replace(hour=7),
+        )  # fmt: skip
+        points = store.history("d", MetricKey.dataset("RowCount"), before=now.replace(hour=7))
+    assert [p.value for p in points] == [3.0]  # the second evaluation of 06:00 only
+    assert later.rules[1].outcome == "Passed"  # last() is the replacing load's 3

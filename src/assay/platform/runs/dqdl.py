@@ -49,6 +49,7 @@ from assay.lang.dqdl.printer import analyzer_text, rule_text
 from assay.measure import Aggregate, Measurements, ScanPlan
 from assay.measure.requests import count_star
 from assay.platform.alerts import Alerting, Routing
+from assay.platform.events.records import supersede_window
 from assay.platform.runs.driver import Driver, Flow, Persisted, Settlement
 from assay.platform.runs.run import Input
 from assay.rules.compiler import CompiledRule, compile_analyzer, compile_rule, details
@@ -314,6 +315,12 @@ class DqdlRun(Flow[Measured, int, EvaluationResult, EvaluationResult]):
         def writes() -> dict[str, Any] | None:
             if load is not None:
                 store.settle_loads({load: "current"})
+                # the same moment evaluated again (a re-run after a kill, a corrected file) is
+                # the same load: history counts it once
+                supersede_window(
+                    store, evaluation.dataset or "", partition=evaluation.partition,
+                    logical_time=evaluation.now, keep=load,
+                )  # fmt: skip
             if alerting is None:
                 return None
             return {"incidents": alerting(store, summary, run_id=run.id)}
