@@ -102,7 +102,9 @@ def orders(day: str) -> list[dict[str, Any]]:
         amount, status = 10 * (i + 1), "PAID" if i % 2 else "SHIPPED"
         if day == SECOND and i == 3:
             amount, status = -5, "LOST"
-        found.append({"shop": "S1", "order_id": f"O{day[-2:]}-{i}", "day": day, "status": status, "amount": amount})
+        found.append(
+            {"shop": "S1", "order_id": f"O{day[-2:]}-{i}", "day": day, "status": status, "amount": amount}
+        )
     return found
 
 
@@ -123,6 +125,30 @@ def _check_outcomes(summary: dict[str, Any]) -> Any:
     return sorted((o["expectation"], json.dumps(o.get("group")), o["outcome"]) for o in summary["outcomes"])
 
 
+def _csv(root: Path, day: str) -> str:
+    return str(root / "data" / f"{day}.csv")
+
+
+def _dqdl(root: Path, day: str) -> list[str]:
+    options = f"--dataset shop.orders --now {day}T07:00:00Z --json -"
+    return ["dqdl", "run", str(root / "rules.dqdl"), "--data", _csv(root, day), *options.split()]
+
+
+def _profile(root: Path, day: str) -> list[str]:
+    return ["profile", _csv(root, day), *f"--dataset shop.orders --load-date {day} --json".split()]
+
+
+def _gate(root: Path, day: str) -> list[str]:
+    options = (
+        "--contributor S1 --table shop.orders --key order_id --order day --contributor-column shop --json"
+    )
+    return ["gate", _csv(root, day), "--rules", str(root / "rules.csv"), *options.split()]
+
+
+def _check(root: Path, day: str, now: str) -> list[str]:
+    return ["check", "run", str(root / "checks" / "orders.yaml"), *f"--at {day} --now {now} --json -".split()]
+
+
 FLOWS = {
     flow.name: flow
     for flow in (
@@ -130,20 +156,14 @@ FLOWS = {
             "dqdl",
             "shop.orders",
             {"rules.dqdl": RULES_DQDL},
-            lambda root, day: [
-                "dqdl", "run", str(root / "rules.dqdl"), "--data", str(root / "data" / f"{day}.csv"),
-                "--dataset", "shop.orders", "--now", f"{day}T07:00:00Z", "--json", "-",
-            ],  # fmt: skip
+            _dqdl,
             lambda summary: sorted((r["rule"], r["outcome"]) for r in summary["rules"]),
         ),
         Flow(
             "profile",
             "shop.orders",
             {"checks/shop.orders.yaml": "domain_columns: [status]\n"},
-            lambda root, day: [
-                "profile", str(root / "data" / f"{day}.csv"), "--dataset", "shop.orders", "--load-date", day,
-                "--json",
-            ],  # fmt: skip
+            _profile,
             lambda summary: (
                 summary["rows"],
                 sorted((a["kind"], a["column"], a["severity"]) for a in summary["alerts"]),
@@ -153,11 +173,7 @@ FLOWS = {
             "gate",
             "shop.orders",
             {"rules.csv": RULES_GATE},
-            lambda root, day: [
-                "gate", str(root / "data" / f"{day}.csv"), "--rules", str(root / "rules.csv"),
-                "--contributor", "S1", "--table", "shop.orders", "--key", "order_id", "--order", "day",
-                "--contributor-column", "shop", "--json",
-            ],  # fmt: skip
+            _gate,
             lambda summary: (
                 [summary[k] for k in ("total", "passed", "quarantined", "held")],
                 sorted(summary["quarantined_by"]),
@@ -168,20 +184,14 @@ FLOWS = {
             "check",
             "shop.orders",
             {"checks/orders.yaml": CHECKS},
-            lambda root, day: [
-                "check", "run", str(root / "checks" / "orders.yaml"), "--at", day, "--now", f"{day}T07:00:00Z",
-                "--json", "-",
-            ],  # fmt: skip
+            lambda root, day: _check(root, day, f"{day}T07:00:00Z"),
             _check_outcomes,
         ),
         Flow(
             "event",
             "shop.order_placed",
             {"checks/orders.yaml": CONTRACT},
-            lambda root, day: [
-                "check", "run", str(root / "checks" / "orders.yaml"), "--at", day, "--now", f"{day}T23:00:00Z",
-                "--json", "-",
-            ],  # fmt: skip
+            lambda root, day: _check(root, day, f"{day}T23:00:00Z"),
             _check_outcomes,
         ),
     )
@@ -238,10 +248,7 @@ def make_world(flow: Flow, root: Path, receiver: Receiver) -> World:
         rows = orders(day)
         lines = [HEADER, *(",".join(str(r[c]) for c in HEADER.split(",")) for r in rows)]
         (root / "data" / f"{day}.csv").write_text("\n".join(lines) + "\n")
-        events = [
-            {"event_id": r["order_id"], "at": f"{day}T10:00:00Z", "status": r["status"], "amount": r["amount"]}
-            for r in rows
-        ]
+        events = [{"event_id": r["order_id"], "at": f"{day}T10:00:00Z", **r} for r in rows]
         (root / "events" / f"{day}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     for name, text in flow.documents.items():
         (root / name).write_text(text)
@@ -271,7 +278,9 @@ class Scenario:
 
     def before(self, name: str) -> World:
         if name not in self._before:
-            self._before[name] = make_world(FLOWS[name], self.tmp.mktemp(f"{name}-before") / "ws", self.receiver)
+            self._before[name] = make_world(
+                FLOWS[name], self.tmp.mktemp(f"{name}-before") / "ws", self.receiver
+            )
         return self._before[name]
 
     def failed(self, name: str) -> Failed:
