@@ -71,7 +71,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from assay.engine import EngineError
 from assay.errors import AssayError, ConfigError, PlatformError
-from assay.platform.runs.faults import checkpoint
+from assay.platform.runs.faults import checkpoint, fallible
 from assay.platform.runs.run import Input, Run
 from assay.store.records import Attempt, OutcomeRecord
 from assay.vocabulary import RunState
@@ -216,6 +216,7 @@ class Driver:
         :class:`PlatformError`), each attempt recorded under ``label``; the author's mistake
         (:class:`ConfigError`) is not retried. What could not be done is returned as
         :class:`Failed`, so that the rest of the run goes on."""
+        step = fallible(label, step)  # the retry tests' failing attempts (ASSAY_FAIL_ATTEMPTS)
         failure = "the platform failed"
         tries = max(self.retry.attempts, 1)
         for number in range(1, tries + 1):

@@ -1,4 +1,4 @@
-"""Crash points: the places where a run writes something that must survive a kill, named.
+"""Crash points, and failing attempts: the faults the crash and retry tests inject, named.
 
 The crash-safety tests (``tests/lifecycle/``, ``tests/checks/test_crash.py``) start ``assay gate``,
 ``assay run --due`` or another command in a subprocess with ``ASSAY_CRASH_AT=<point>``; when the
@@ -6,15 +6,30 @@ process reaches that point it sends itself SIGKILL, exactly as an out-of-memory 
 pulled plug would stop it, between two writes. Nothing else reads the variable, and a run
 without it pays one dictionary lookup per point.
 
+The retry tests (``tests/platform/test_five_flows.py``) set ``ASSAY_FAIL_ATTEMPTS=N``: the first
+N attempts of each step a run retries (:meth:`assay.platform.runs.driver.Driver.attempt`, one
+label a step) fail in that process with a :class:`~assay.errors.PlatformError` naming this hook,
+as an engine that lost its connection would; a run without it reads the variable once an attempt.
+
 >>> checkpoint("before-commit")  # no ASSAY_CRASH_AT: nothing happens
+>>> fallible("daily", lambda: 3)()  # no ASSAY_FAIL_ATTEMPTS: the step itself
+3
 """
 
 from __future__ import annotations
 
 import os
 import signal
+from collections import Counter
+from collections.abc import Callable
+from typing import TypeVar
+
+from assay.errors import ConfigError, PlatformError
 
 ENV = "ASSAY_CRASH_AT"
+FAIL_ENV = "ASSAY_FAIL_ATTEMPTS"
+T = TypeVar("T")
+_failed = Counter[str]()  # attempts failed on purpose so far in this process, by label
 
 POINTS = (
     "after-start",  # the run record says running; nothing else written
@@ -46,3 +61,22 @@ def checkpoint(name: str) -> None:
     """Kill this process here if the crash tests asked for it (``ASSAY_CRASH_AT=name``)."""
     if os.environ.get(ENV) == name:
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def fallible(label: str, step: Callable[[], T]) -> Callable[[], T]:
+    """``step``, whose first N attempts under ``label`` in this process fail with a
+    :class:`PlatformError` when the retry tests ask for it (``ASSAY_FAIL_ATTEMPTS=N``); ``step``
+    itself otherwise."""
+    wanted = os.environ.get(FAIL_ENV)
+    if not wanted:
+        return step
+    if not wanted.isdigit():
+        raise ConfigError(f"{FAIL_ENV} must be a whole number of attempts, not '{wanted}'")
+
+    def failing() -> T:
+        if _failed[label] < int(wanted):
+            _failed[label] += 1
+            raise PlatformError(f"{label}: attempt {_failed[label]} failed on purpose ({FAIL_ENV}={wanted})")
+        return step()
+
+    return failing
