@@ -49,7 +49,8 @@ from ruamel.yaml.error import YAMLError
 
 from assay.errors import ConfigError
 from assay.lang import yamlsafe
-from assay.platform.checks.document import _specs, parse_document, read_text
+from assay.platform.checks.document import parse_document, read_text
+from assay.platform.checks.model import _specs
 
 __all__ = ["add_expectations", "document_lock", "edited_text", "expectation_text", "write_document"]
 

@@ -1,0 +1,202 @@
+"""``assay gate`` and ``assay table list|export``: a contributor's batch through the ingestion gate,
+and the tables it commits to.
+
+Imported by :mod:`assay.cli`, which registers the commands; the work is in
+:mod:`assay.platform.flows` and :mod:`assay.lake.iceberg`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from assay._cli_common import (
+    EngineOption,
+    FailOnOption,
+    SparkMasterOption,
+    StoreOption,
+    WorkspaceOption,
+    err,
+    out,
+)
+from assay._cli_common import write_json as _write_json
+from assay._cli_reading import (
+    DecimalCommaOption,
+    DelimiterOption,
+    EncodingOption,
+    NoHeaderOption,
+    NullValueOption,
+    QuoteOption,
+)
+from assay._cli_reading import read_options as _read_options
+from assay.vocabulary import RuleSeverity, reached
+from assay.vocabulary import fail_on as parse_fail_on
+from assay.workspace import Workspace, store_url
+
+table_app = typer.Typer(help="Tables committed through the gate.", no_args_is_help=True)
+
+
+def gate(
+    batch: Annotated[Path, typer.Argument(help="The contributor's batch: a CSV (or Parquet) file.")],
+    rules: Annotated[Path, typer.Option("--rules", help="The control CSV of rules.")],
+    contributor: Annotated[
+        str, typer.Option(help="The contributor's id (becomes a partition and a folder name).")
+    ],
+    contributor_type: Annotated[
+        str | None,
+        typer.Option(
+            "--contributor-type",
+            help="Selects the control CSV's rules.",
+            show_default="every rule is for 'all'",
+        ),
+    ] = None,
+    table: Annotated[
+        str | None,
+        typer.Option(help="The Iceberg table to commit to.", show_default="the one configured in checks/"),
+    ] = None,
+    key: Annotated[
+        str | None,
+        typer.Option(
+            help="The column identifying a record across months.", show_default="gate.key in checks/"
+        ),
+    ] = None,
+    order: Annotated[
+        str | None, typer.Option(help="The statement-date column.", show_default="gate.order in checks/")
+    ] = None,
+    contributor_column: Annotated[
+        str | None,
+        typer.Option(
+            help="The column holding the contributor id.", show_default="gate.contributor_column in checks/"
+        ),
+    ] = None,
+    schema: Annotated[
+        Path | None,
+        typer.Option(
+            help="The table's schema (YAML) for its first commit.", show_default="types read from the batch"
+        ),
+    ] = None,
+    workspace: WorkspaceOption = None,
+    store: StoreOption = None,
+    summary: Annotated[
+        Path | None,
+        typer.Option(help="Also write the run summary JSON here.", show_default="only in <workspace>/runs"),
+    ] = None,
+    fail_on: FailOnOption = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
+    null_value: NullValueOption = None,
+    delimiter: DelimiterOption = None,
+    quote: QuoteOption = None,
+    no_header: NoHeaderOption = False,
+    encoding: EncodingOption = "utf-8",
+    decimal_comma: DecimalCommaOption = False,
+    engine: EngineOption = "duckdb",
+    spark_master: SparkMasterOption = None,
+) -> None:
+    """Validate a contributor's batch against its own past, quarantine what fails, commit the rest."""
+    from assay.lake import checksum
+
+    checksum.begin(batch)  # read while the modules below are imported (see its module)
+    from assay._render import print_gate, progress
+    from assay.engine.registry import engine_factory
+    from assay.platform.flows import gate as run_gate
+    from assay.platform.runs.gate import GateOptions, gate_table
+    from assay.store import MetricStore
+
+    threshold = parse_fail_on(fail_on)
+    open_engine = engine_factory(engine, master=spark_master)
+    space = Workspace(workspace)
+    space.ensure()
+    chosen = gate_table(
+        space, table=table, key=key, order=order, contributor_column=contributor_column, schema=schema
+    )
+    options = GateOptions(
+        batch=batch,
+        rules=rules,
+        contributor=contributor,
+        contributor_type=contributor_type,
+        workspace=space.root,
+        table=chosen.table,
+        key=chosen.key,
+        order=chosen.order,
+        contributor_column=chosen.contributor_column,
+        schema=chosen.schema,
+        read=_read_options(null_value, delimiter, quote, no_header, encoding, decimal_comma),
+    )
+    with (
+        MetricStore.open(store_url(store), workspace=space.root) as metric_store,
+        progress(err, f"Gating {batch} for {contributor}"),
+    ):
+        result = run_gate(options, store=metric_store, engine_factory=open_engine)
+    payload = result.summary.to_dict()
+    if summary is not None:
+        _write_json(str(summary), payload)
+    if json_out:
+        _write_json("-", payload)
+    else:
+        print_gate(out, result)
+    # rows quarantined are a critical rule's failure, rows warned (or a dataset rule failed) a warning's
+    found = {RuleSeverity.CRITICAL: result.critical_failures, RuleSeverity.WARNING: result.warnings}
+    if reached((rule.severity for rule, hit in found.items() if hit), threshold):
+        raise typer.Exit(1)
+
+
+@table_app.command("list")
+def table_list(
+    workspace: WorkspaceOption = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the tables as JSON.")] = False,
+) -> None:
+    """List the tables of the workspace with their rows, snapshots and partitions."""
+    from assay._render import print_tables
+    from assay.lake.iceberg import Warehouse
+
+    tables = Warehouse.open(Workspace(workspace).existing()).tables()
+    if json_out:
+        rows = [
+            {
+                "table": t.name,
+                "rows": t.rows,
+                "snapshots": t.snapshots,
+                "partitions": t.partitions,
+                "columns": t.schema.names,
+            }
+            for t in tables
+        ]
+        _write_json("-", {"tables": rows})
+        return
+    print_tables(out, tables)
+
+
+@table_app.command("export")
+def table_export(
+    table: Annotated[str, typer.Argument(help="The table, e.g. silver.accounts.")],
+    out_file: Annotated[Path, typer.Argument(help="OUT.parquet or OUT.csv")],
+    workspace: WorkspaceOption = None,
+    store: StoreOption = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the rows written and where as JSON.")
+    ] = False,
+) -> None:
+    """Write the committed rows of a table to a Parquet or CSV file."""
+    from datetime import UTC, datetime
+
+    from assay.lake.iceberg import Warehouse
+    from assay.store import MetricStore
+
+    space = Workspace(workspace)
+    rows = Warehouse.open(space.existing()).export(table, out_file)
+    # a read of the table that assay saw: what its importance is made of (docs/scores.md)
+    with MetricStore.open(store_url(store), workspace=space.root) as metric_store:
+        metric_store.record_read(
+            table,
+            "export",
+            at=datetime.now(UTC),
+            by=os.environ.get("ASSAY_USER"),
+            detail={"rows": rows, "format": out_file.suffix.lstrip(".")},
+        )
+    if json_out:
+        _write_json("-", {"table": table, "out": str(out_file), "rows": rows})
+        return
+    out.print(f"{rows} rows of {table} written to {out_file}", highlight=False)

@@ -1,0 +1,123 @@
+"""The catalog and a dataset's pages (overview, quality, profile, an expectation), and running its
+checks now."""
+
+from __future__ import annotations
+
+from typing import Annotated
+from urllib.parse import quote
+
+from fastapi import APIRouter, Form, Query, Request
+from fastapi.responses import Response
+
+from assay.web import catalog, datasets
+from assay.web.auth import check_csrf
+from assay.web.pages.frame import Author, Csrf, PlaneDep, Viewer, back, render
+from assay.web.paging import Page
+from assay.web.plane import check_name
+
+router = APIRouter(include_in_schema=False)
+
+
+@router.get("/")
+def catalog_page(
+    request: Request,
+    plane: PlaneDep,
+    who: Viewer,
+    q: str | None = Query(None, max_length=200),
+    kind: str | None = Query(None, max_length=20),
+    tier: str | None = Query(None, max_length=2),
+    tag: str | None = Query(None, max_length=200),
+    owner: str | None = Query(None, max_length=200),
+    badge: str | None = Query(None, max_length=20),
+    sort: str = Query("name", max_length=20),
+    desc: bool = False,
+    page: int = Query(1, ge=1),
+) -> Response:
+    found = catalog.catalog(
+        plane,
+        q=q or None,
+        kind=kind or None,
+        tier=int(tier) if tier and tier.isdigit() else None,
+        tag=tag or None,
+        owner=owner or None,
+        badge=badge or None,
+        sort=sort,
+        descending=desc,
+        page=Page.of(page, plane.settings.page_size),
+    )
+    return render(
+        request, "catalog.html", {"data": found, "sorts": catalog.SORTS, "section": "catalog"}, who=who
+    )
+
+
+@router.get("/datasets/{name}")
+def dataset_page(request: Request, plane: PlaneDep, who: Viewer, name: str) -> Response:
+    found = datasets.overview(plane, check_name(name, "dataset"))
+    return render(request, "dataset.html", {"data": found, "tab": "overview", "section": "catalog"}, who=who)
+
+
+@router.get("/datasets/{name}/quality")
+def quality_page(request: Request, plane: PlaneDep, who: Viewer, name: str) -> Response:
+    found = datasets.quality(plane, check_name(name, "dataset"))
+    return render(
+        request,
+        "quality.html",
+        {"data": found, "name": name, "tab": "quality", "section": "catalog"},
+        who=who,
+    )
+
+
+@router.get("/datasets/{name}/profile")
+def profile_page(
+    request: Request, plane: PlaneDep, who: Viewer, name: str, page: int = Query(1, ge=1)
+) -> Response:
+    found = datasets.profile(plane, check_name(name, "dataset"), page=Page.of(page, plane.settings.page_size))
+    return render(
+        request,
+        "profile.html",
+        {"data": found, "name": name, "tab": "profile", "section": "catalog"},
+        who=who,
+    )
+
+
+@router.get("/datasets/{name}/expectations/{expectation}")
+def expectation_page(
+    request: Request,
+    plane: PlaneDep,
+    who: Viewer,
+    name: str,
+    expectation: str,
+    group: str | None = Query(None, max_length=500),
+) -> Response:
+    found = datasets.expectation(
+        plane, check_name(name, "dataset"), check_name(expectation, "expectation"), group=group or None
+    )
+    return render(
+        request,
+        "expectation.html",
+        {"data": found, "name": name, "tab": "quality", "section": "catalog", "chosen": group or ""},
+        who=who,
+    )
+
+
+@router.post("/datasets/{name}/run")
+def run_page(
+    request: Request,
+    plane: PlaneDep,
+    who: Author,
+    name: str,
+    at: Annotated[str | None, Form(max_length=40)] = None,
+    csrf: Csrf = None,
+) -> Response:
+    from assay.web.runs import run_now
+
+    check_csrf(who, request, csrf)
+    check_name(name, "dataset")
+    done = run_now(plane, name, by=who.name, at=at or None)
+    s = done["summary"]
+    return back(
+        request,
+        f"/datasets/{quote(name, safe='')}/quality",
+        f"ran {name} at {done['at']}: {done['state']}; {s['passed']} passed, {s['failed']} failed, "
+        f"{s['config_error']} config error, {s['system_error']} system error, {s['skipped']} skipped",
+    )
