@@ -22,17 +22,29 @@ persist      ``persist(driver, M) -> Persisted | None``                 one stor
                                                                         ``after-measure``
 judge        ``judge(driver, M) -> J``                                  phase ``judging``; times it,
                                                                         counts its queries (0 is right)
-route        ``settle(driver, persisted, J) -> Settlement``             kill point ``before-commit``
-commit       ``Settlement.writes`` (the flow's store writes)            one transaction with the run's
-                                                                        record and the ``judged``
-                                                                        stage; ``after-settle``
+route        ``settle(driver, persisted, J) -> Settlement``             with ``Settlement.commit``: the
+                                                                        manifest (``Settlement.plan``)
+                                                                        made durable; ``after-stage``;
+                                                                        kill point ``before-commit``
+commit       ``Settlement.commit`` (the flow's own commit point: the   the run counts as committed
+             gate's Iceberg snapshot), then ``Settlement.writes``      past it (``after-commit``);
+             (the flow's store writes)                                 then one transaction with the
+                                                                        run's record and the
+                                                                        ``judged`` stage;
+                                                                        ``after-settle``
 publish      ``after_commit(driver)`` (scores, kept after the commit)   staged files and
                                                                         ``runs/<id>.json``;
                                                                         ``after-publish``,
                                                                         ``after-summary``
 ===========  =========================================================  ==============================
 
-No flow calls ``commit``, ``checkpoint`` or records a stage itself. A failure anywhere before the
+No flow calls ``commit``, ``checkpoint`` or records a stage itself. A flow whose commit point is
+outside the store (the gate's snapshot, which carries the run id) hands it over as
+``Settlement.commit``; the store settles after it, from ``Settlement.plan`` (kept in the run's
+manifest before the commit point), and a run killed between the two is finished by the next run
+on its dataset or ``assay recover`` (:mod:`assay.platform.runs.recover`). A flow that learns its
+load only inside its store transaction (a profile, judged whole while it holds the dataset) sets
+``Settlement.load_id`` and ``Settlement.counts`` in its ``writes``. A failure anywhere before the
 commit is the run's own error record: a :class:`~assay.errors.ConfigError` is ``config_error``,
 anything else ``system_error`` (:meth:`Run.__exit__`); every engine the driver opened is closed.
 A dry run does every step but persisting and committing, and writes nothing.
@@ -135,6 +147,12 @@ class Settlement:
     counts: dict[str, Any] | None = None
     error: str | None = None
     inputs: Sequence[Input] | None = None  # what the run read, when it knows more at the end (a checksum)
+    # the flow's own commit point, outside the store; True when it committed (a snapshot). It may
+    # add to ``summary`` and ``plan`` (the snapshot's id) before the store settles.
+    commit: Callable[[], bool] | None = None
+    # what the store settles from, kept in the run's manifest (recovery settles a run killed past
+    # its commit point from it)
+    plan: dict[str, Any] | None = None
 
 
 class Flow(Generic[M, P, J, R]):
@@ -191,6 +209,7 @@ class Driver:
         self.seconds: dict[str, float] = {}  # wall time of measure, persist, judge
         self.queries: dict[str, int] = {"measure": 0, "judge": 0}
         self.engines: list[Engine] = []
+        self.recorded: dict[str, Any] = {}  # the summary as the commit recorded it
         self._run: Run | None = None
         self._flow: Flow[Any, Any, Any, Any] | None = None
 
@@ -270,8 +289,19 @@ class Driver:
                 run.phase = "judging"
                 with self._timed("judge"):
                     judged = flow.judge(self, measured)
-                checkpoint("before-commit")  # judged; nothing of it recorded yet
                 settlement = flow.settle(self, persisted, judged)
+                if settlement.plan is not None:
+                    run.manifest.settle = settlement.plan
+                own = settlement.commit if self.recording else None
+                if own is not None:
+                    # what the store settles from is durable before the commit point
+                    run.manifest.summary = dict(settlement.summary)
+                    run.write_manifest()
+                    checkpoint("after-stage")  # staged files and the manifest written
+                checkpoint("before-commit")  # judged; nothing of it recorded yet
+                if own is not None and own():
+                    run.committed = True  # a later failure leaves it for recovery to finish
+                    checkpoint("after-commit")  # committed; the store does not know yet
                 self._commit(settlement)
         finally:
             for opened in self.engines:
@@ -309,16 +339,18 @@ class Driver:
 
         def settle() -> Mapping[str, Any] | None:
             updates = writes() if writes is not None else None
+            if settlement.counts is not None:  # known at last inside the transaction (a profile's)
+                run.counts = settlement.counts
             # judged with its outcomes and what they caused; notified at once when they caused nothing
             store.add_stage(run.id, "judged")
             store.note_notified(run.id)
             return updates
 
-        run.commit(
+        self.recorded = run.commit(
             settle,
             summary=settlement.summary,
             outcomes=settlement.outcomes,
-            load_id=settlement.load_id,
+            load_id=lambda: settlement.load_id,
             state=settlement.state,
         )
 
