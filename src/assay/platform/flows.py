@@ -21,8 +21,8 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay.platform.runs.driver import Driver, Retry
 from assay.platform.runs.dqdl import evaluate
+from assay.platform.runs.driver import Driver, Retry
 from assay.workspace import Workspace
 
 if TYPE_CHECKING:

@@ -78,11 +78,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from assay.engine import EngineError
 from assay.errors import AssayError, ConfigError, PlatformError
+from assay.lake.iceberg import PreconditionFailed
 from assay.platform.runs.faults import checkpoint
 from assay.platform.runs.run import Input, Run
 from assay.store.records import Attempt, OutcomeRecord
@@ -91,6 +93,7 @@ from assay.workspace import Workspace
 
 if TYPE_CHECKING:
     from assay.engine import Engine
+    from assay.lake.iceberg import Warehouse
     from assay.store import MetricStore
 
 M = TypeVar("M")
@@ -133,6 +136,25 @@ class Persisted(Generic[P]):
     detail: Mapping[str, Any] | None = None
 
 
+@dataclass(frozen=True)
+class Snapshot:
+    """A flow's commit point in the Iceberg warehouse: ``rows`` (or Parquet ``files``) committed
+    to ``table`` in one snapshot whose ``properties`` carry the run id, replacing the rows that
+    match ``replace``, unless a snapshot with the ``unless`` properties is there already (a run
+    beside this one committed the same file). ``landed`` is told the new snapshot's id, or the
+    twin's run id (then nothing was committed); ``discard`` removes the files nothing refers to."""
+
+    warehouse: Warehouse
+    table: str
+    rows: Any
+    files: Sequence[Path]
+    replace: Mapping[str, Any]
+    properties: Mapping[str, str]
+    unless: Mapping[str, str]
+    landed: Callable[[int | None, str | None], None]
+    discard: Callable[[], None]
+
+
 @dataclass
 class Settlement:
     """What the run's commit records: its ``state`` and ``summary`` (``runs/<id>.json``), the
@@ -147,9 +169,9 @@ class Settlement:
     counts: dict[str, Any] | None = None
     error: str | None = None
     inputs: Sequence[Input] | None = None  # what the run read, when it knows more at the end (a checksum)
-    # the flow's own commit point, outside the store; True when it committed (a snapshot). It may
-    # add to ``summary`` and ``plan`` (the snapshot's id) before the store settles.
-    commit: Callable[[], bool] | None = None
+    # the flow's own commit point, outside the store: the snapshot the driver commits (prepared
+    # once the driver has passed ``before-commit``)
+    commit: Callable[[], Snapshot] | None = None
     # what the store settles from, kept in the run's manifest (recovery settles a run killed past
     # its commit point from it)
     plan: dict[str, Any] | None = None
@@ -299,7 +321,7 @@ class Driver:
                     run.write_manifest()
                     checkpoint("after-stage")  # staged files and the manifest written
                 checkpoint("before-commit")  # judged; nothing of it recorded yet
-                if own is not None and own():
+                if own is not None and self._snapshot(own()):
                     run.committed = True  # a later failure leaves it for recovery to finish
                     checkpoint("after-commit")  # committed; the store does not know yet
                 self._commit(settlement)
@@ -321,6 +343,27 @@ class Driver:
             # with the metrics, what was measured: both land, or neither
             self.store.add_stage(run.id, "measured", detail=persisted.detail)
         return persisted.value
+
+    def _snapshot(self, snapshot: Snapshot) -> bool:
+        """Commit the flow's snapshot; False when a twin committed the same file first."""
+        try:
+            info = snapshot.warehouse.commit(
+                snapshot.table,
+                snapshot.rows,
+                files=snapshot.files,
+                replace=snapshot.replace,
+                properties=snapshot.properties,
+                unless=snapshot.unless,
+            )
+        except PreconditionFailed as twin:
+            snapshot.discard()
+            snapshot.landed(None, twin.found.properties.get("assay.run-id", str(twin.found.snapshot_id)))
+            return False
+        except PlatformError:
+            snapshot.discard()  # the warehouse says nothing was committed: no snapshot refers to them
+            raise
+        snapshot.landed(info.snapshot_id, None)
+        return True
 
     def _commit(self, settlement: Settlement) -> None:
         run = self.current
@@ -374,4 +417,4 @@ class Driver:
         return sum(e.queries for e in self.engines)
 
 
-__all__ = ["Attempt", "Driver", "Failed", "Flow", "Persisted", "Retry", "Settlement"]
+__all__ = ["Attempt", "Driver", "Failed", "Flow", "Persisted", "Retry", "Settlement", "Snapshot"]

@@ -34,7 +34,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from assay.engine import DuckDBEngine
-from assay.errors import ConfigError, PlatformError
+from assay.errors import ConfigError
 from assay.gate import baseline, committed, holds, identity, publish, states
 from assay.gate import batch as batches
 from assay.gate.config import GateConfig, GateTable, resolve
@@ -51,12 +51,12 @@ from assay.gate.gate import (
 )
 from assay.gate.route import RoutePlan, route
 from assay.gate.summary import Group, Summary
-from assay.lake.iceberg import PreconditionFailed, Warehouse
+from assay.lake.iceberg import Warehouse
 from assay.lake.quarantine import quarantine_path
 from assay.lake.readers import Registered
 from assay.platform.alerts import Alerting, Routing
-from assay.platform.runs.driver import Driver, Failed, Flow, Settlement
 from assay.platform.runs.dqdl import Evaluation
+from assay.platform.runs.driver import Driver, Failed, Flow, Settlement, Snapshot
 from assay.platform.runs.run import Input
 from assay.rules import control
 from assay.store import OutcomeRecord
@@ -214,7 +214,9 @@ class GateRun(Flow[Measured | None, None, RoutePlan | None, GateResult]):
         exists = warehouse.exists(opts.table)
         schema = table_schema(opts, warehouse, exists)
         run.phase = f"reading {opts.batch}"
-        batch = _done(driver.attempt("read", lambda: batches.read(self.scope.engine, opts.batch, schema, opts.read)))
+        batch = _done(
+            driver.attempt("read", lambda: batches.read(self.scope.engine, opts.batch, schema, opts.read))
+        )
         run.inputs = [Input(str(opts.batch), batch.sha256)]
         check_columns(opts, batch.schema, chosen, empty=batch.total == 0)
         summary = Summary(
@@ -321,14 +323,7 @@ class GateRun(Flow[Measured | None, None, RoutePlan | None, GateResult]):
             plan=settle,
         )
         if plan is not None and plan.committed_by_date:
-
-            def commit() -> bool:
-                committed = self._commit(driver, plan, settle)
-                summary.finished_at = datetime.now(UTC).isoformat()
-                settlement.summary.update(summary.to_dict())
-                return committed
-
-            settlement.commit = commit
+            settlement.commit = lambda: self._snapshot(driver, plan, settle, settlement)
         return settlement
 
     def after_commit(self, driver: Driver) -> None:
@@ -399,9 +394,11 @@ class GateRun(Flow[Measured | None, None, RoutePlan | None, GateResult]):
             holds.write(run.stage(held_target), rows, plan.waits, layout)
             summary.held_file = str(held_target)
 
-    def _commit(self, driver: Driver, plan: RoutePlan, settle: dict[str, Any]) -> bool:
-        """The healthy rows in one snapshot carrying the run id (the commit point); False when a
-        run beside this one committed the same file first."""
+    def _snapshot(
+        self, driver: Driver, plan: RoutePlan, settle: dict[str, Any], settlement: Settlement
+    ) -> Snapshot:
+        """The healthy rows as one snapshot carrying the run id (the commit point), unless a run
+        beside this one committed the same file first."""
         opts, scope, read = self.options, self.scope, self.found
         summary, warehouse, schema = read.summary, read.warehouse, read.batch.schema
         replaced = [date.fromisoformat(day) for day in settle["committed_dates"]]
@@ -413,36 +410,34 @@ class GateRun(Flow[Measured | None, None, RoutePlan | None, GateResult]):
             p.values[opts.order]
             for p in warehouse.partitions(opts.table, {opts.contributor_column: scope.contributor})
         }
-        try:
-            info = warehouse.commit(
-                opts.table,
-                rows,
-                files=files,
-                replace={opts.contributor_column: scope.contributor, opts.order: replaced},
-                properties={
-                    "assay.run-id": scope.run_id,
-                    "assay.source-sha256": summary.source_sha256,
-                    "assay.contributor": scope.contributor,
-                    "assay.contributor-type": opts.contributor_type or control.ALL,
-                    "assay.source-path": str(opts.batch),
-                    "assay.months": ",".join(settle["committed_dates"]),
-                },
-                unless={
-                    "assay.source-sha256": summary.source_sha256,
-                    "assay.contributor": scope.contributor,
-                },
-            )
-        except PreconditionFailed as twin:  # the same file committed by a run beside this one
-            committed.discard(files)
-            settle["duplicate_of"] = twin.found.properties.get("assay.run-id", str(twin.found.snapshot_id))
-            return False
-        except PlatformError:
-            committed.discard(files)  # the warehouse says nothing was committed: no snapshot refers to them
-            raise
-        settle["snapshot_id"] = info.snapshot_id
-        summary.snapshot_id = info.snapshot_id
-        summary.replaced_dates = [day.isoformat() for day in replaced if day in existing]
-        return True
+
+        def landed(snapshot: int | None, twin: str | None) -> None:
+            if twin is not None:
+                settle["duplicate_of"] = twin
+            else:
+                settle["snapshot_id"] = summary.snapshot_id = snapshot
+                summary.replaced_dates = [day.isoformat() for day in replaced if day in existing]
+            summary.finished_at = datetime.now(UTC).isoformat()
+            settlement.summary.update(summary.to_dict())
+
+        return Snapshot(
+            warehouse,
+            opts.table,
+            rows,
+            files,
+            replace={opts.contributor_column: scope.contributor, opts.order: replaced},
+            properties={
+                "assay.run-id": scope.run_id,
+                "assay.source-sha256": summary.source_sha256,
+                "assay.contributor": scope.contributor,
+                "assay.contributor-type": opts.contributor_type or control.ALL,
+                "assay.source-path": str(opts.batch),
+                "assay.months": ",".join(settle["committed_dates"]),
+            },
+            unless={"assay.source-sha256": summary.source_sha256, "assay.contributor": scope.contributor},
+            landed=landed,
+            discard=lambda: committed.discard(files),
+        )
 
     def _holds(self, schema: pa.Schema) -> holds.Holds:
         """The batch's rows carrying a never-seen value of a domain column (held for a decision)
