@@ -20,13 +20,16 @@ from rich.console import Console
 
 from assay import __version__
 from assay._cli_common import (
+    BackoffOption,
     EngineOption,
     FailOnOption,
+    RetriesOption,
     SparkMasterOption,
     StoreOption,
     WorkspaceOption,
     err,
     out,
+    retry_of,
     write_json,
 )
 from assay._terminal import visible
@@ -255,6 +258,8 @@ def dqdl_run(
     schema: TypesOption = None,
     engine: EngineOption = "duckdb",
     spark_master: SparkMasterOption = None,
+    retries: RetriesOption = 0,
+    backoff: BackoffOption = 0.0,
 ) -> None:
     """Evaluate the ruleset in FILE on a dataset and report each rule's outcome."""
     from assay._render import print_outcomes, progress
@@ -290,6 +295,7 @@ def dqdl_run(
                 source=str(file),
                 read=read,
                 engine_factory=open_engine,
+                retry=retry_of(retries, backoff),
             )
     finally:
         if metric_store is not None:
@@ -413,6 +419,8 @@ def gate(
     decimal_comma: DecimalCommaOption = False,
     engine: EngineOption = "duckdb",
     spark_master: SparkMasterOption = None,
+    retries: RetriesOption = 0,
+    backoff: BackoffOption = 0.0,
 ) -> None:
     """Validate a contributor's batch against its own past, quarantine what fails, commit the rest."""
     from assay.lake import checksum
@@ -448,7 +456,9 @@ def gate(
         MetricStore.open(store_url(store), workspace=space.root) as metric_store,
         progress(err, f"Gating {batch} for {contributor}"),
     ):
-        result = run_gate(options, store=metric_store, engine_factory=open_engine)
+        result = run_gate(
+            options, store=metric_store, engine_factory=open_engine, retry=retry_of(retries, backoff)
+        )
     payload = result.summary.to_dict()
     if summary is not None:
         _write_json(str(summary), payload)
@@ -581,6 +591,8 @@ def profile_command(
     schema: TypesOption = None,
     engine: EngineOption = "duckdb",
     spark_master: SparkMasterOption = None,
+    retries: RetriesOption = 0,
+    backoff: BackoffOption = 0.0,
 ) -> None:
     """Profile every column of a load in one scan, keep the profile, and judge it against earlier loads."""
     from assay.lake import checksum
@@ -611,6 +623,7 @@ def profile_command(
             config=lambda: _dataset_config(space, dataset, config),  # read inside the run, recorded
             read=read,
             engine_factory=open_engine,
+            retry=retry_of(retries, backoff),
         )
     if alerts is not None:
         import json

@@ -127,6 +127,14 @@ class Failed:
         return ConfigError(self.message) if self.kind == "config" else PlatformError(self.message)
 
 
+def required(done: T | Failed) -> T:
+    """A step the driver tried (:meth:`Driver.attempt`) that the run cannot go on without: its
+    value, or the run fails as a whole with what stopped every attempt."""
+    if isinstance(done, Failed):
+        raise done.error()
+    return done
+
+
 @dataclass(frozen=True)
 class Persisted(Generic[P]):
     """What a flow's persist step wrote (``value``: its pending loads, say), and the ``detail``
@@ -417,4 +425,4 @@ class Driver:
         return sum(e.queries for e in self.engines)
 
 
-__all__ = ["Attempt", "Driver", "Failed", "Flow", "Persisted", "Retry", "Settlement", "Snapshot"]
+__all__ = ["Attempt", "Driver", "Failed", "Flow", "Persisted", "Retry", "Settlement", "Snapshot", "required"]

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from sqlglot import exp
@@ -56,7 +56,7 @@ from assay.lake.quarantine import quarantine_path
 from assay.lake.readers import Registered
 from assay.platform.alerts import Alerting, Routing
 from assay.platform.runs.dqdl import Evaluation
-from assay.platform.runs.driver import Driver, Failed, Flow, Settlement, Snapshot
+from assay.platform.runs.driver import Driver, Flow, Settlement, Snapshot, required
 from assay.platform.runs.run import Input
 from assay.rules import control
 from assay.store import OutcomeRecord
@@ -65,8 +65,6 @@ from assay.workspace import Workspace
 if TYPE_CHECKING:
     from assay.engine import Engine
     from assay.store import MetricStore
-
-T = TypeVar("T")
 
 __all__ = ["GateOptions", "GateResult", "GateRun", "gate_table", "settings"]
 
@@ -214,7 +212,7 @@ class GateRun(Flow[Measured | None, None, RoutePlan | None, GateResult]):
         exists = warehouse.exists(opts.table)
         schema = table_schema(opts, warehouse, exists)
         run.phase = f"reading {opts.batch}"
-        batch = _done(
+        batch = required(
             driver.attempt("read", lambda: batches.read(self.scope.engine, opts.batch, schema, opts.read))
         )
         run.inputs = [Input(str(opts.batch), batch.sha256)]
@@ -235,7 +233,7 @@ class GateRun(Flow[Measured | None, None, RoutePlan | None, GateResult]):
         read = self.found
         if read.done:
             return None
-        measured = _done(driver.attempt("measure", lambda: self._prepare(driver, read)))
+        measured = required(driver.attempt("measure", lambda: self._prepare(driver, read)))
         # each month's metrics are persisted as it is judged (a later month's rules read the
         # earlier ones'): not retried, a second try would persist them twice
         measured.judged, measured.groups = self.judging.judge(
@@ -464,10 +462,3 @@ class GateRun(Flow[Measured | None, None, RoutePlan | None, GateResult]):
             loads=self.judging.loads,
             baseline_loads=self.judging.baseline_loads,
         )
-
-
-def _done(done: T | Failed) -> T:
-    """A step the driver tried: its value, or the run fails with what stopped every attempt."""
-    if isinstance(done, Failed):
-        raise done.error()
-    return done

@@ -41,7 +41,7 @@ from assay.engine import Engine
 from assay.lake import checksum as checksums
 from assay.monitor.profiler import window_of
 from assay.platform.alerts import Alerting, Routing
-from assay.platform.runs.driver import Driver, Failed, Flow, Retry, Settlement
+from assay.platform.runs.driver import Driver, Flow, Retry, Settlement, required
 from assay.platform.runs.run import Input
 from assay.vocabulary import RunState
 from assay.workspace import Workspace
@@ -121,9 +121,7 @@ class ProfileFlow(Flow[monitor.ProfileResult, None, monitor.ProfileResult, monit
                 read=self.read_options,
             ),
         )
-        if isinstance(done, Failed):
-            raise done.error()
-        return done
+        return required(done)
 
     def judge(self, driver: Driver, measured: monitor.ProfileResult) -> monitor.ProfileResult:
         """Nothing yet: the load is judged inside the commit's transaction (:meth:`settle`), whole
