@@ -16,6 +16,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from assay._cli_common import (
+    BACKOFF_HELP,
+    RETRIES_HELP,
     EngineOption,
     FailOnOption,
     SparkMasterOption,
@@ -186,15 +188,13 @@ def check_run(
     ] = False,
     retries: Annotated[
         int | None,
-        typer.Option(
-            min=0, help="Retries after a system error.", show_default="the document's retry.attempts - 1"
-        ),
+        typer.Option(min=0, help=RETRIES_HELP, show_default="the document's retry.attempts - 1"),
     ] = None,
     backoff: Annotated[
         float | None,
         typer.Option(
             min=0,
-            help="Seconds before the first retry (doubling).",
+            help=BACKOFF_HELP,
             show_default="the document's retry.backoff",
         ),
     ] = None,

@@ -55,6 +55,21 @@ FailOnOption = Annotated[
         show_default="never",
     ),
 ]
+# How a run tries again after a system error (docs/runs.md, "Retries"): the same words for
+# `check run` (whose defaults are its document's) and the flows whose default is no retry.
+RETRIES_HELP = "Retries after a system error."
+BACKOFF_HELP = "Seconds before the first retry (doubling)."
+RetriesOption = Annotated[int, typer.Option(min=0, help=RETRIES_HELP)]
+BackoffOption = Annotated[float, typer.Option(min=0, help=BACKOFF_HELP)]
+
+
+def retry_of(retries: int, backoff: float) -> Any:
+    """The driver's :class:`~assay.platform.runs.driver.Retry` for ``--retries`` and ``--backoff``."""
+    from assay.platform.runs.driver import Retry
+
+    return Retry(retries + 1, backoff)
+
+
 out = _terminal_out
 err = _terminal_err
 

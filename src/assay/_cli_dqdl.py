@@ -14,13 +14,16 @@ from typing import Annotated
 import typer
 
 from assay._cli_common import (
+    BackoffOption,
     EngineOption,
     FailOnOption,
+    RetriesOption,
     SparkMasterOption,
     StoreOption,
     WorkspaceOption,
     err,
     out,
+    retry_of,
 )
 from assay._cli_common import write_json as _write_json
 from assay._cli_reading import (
@@ -149,6 +152,8 @@ def dqdl_run(
     schema: TypesOption = None,
     engine: EngineOption = "duckdb",
     spark_master: SparkMasterOption = None,
+    retries: RetriesOption = 0,
+    backoff: BackoffOption = 0.0,
 ) -> None:
     """Evaluate the ruleset in FILE on a dataset and report each rule's outcome."""
     from assay._render import print_outcomes, progress
@@ -184,6 +189,7 @@ def dqdl_run(
                 source=str(file),
                 read=read,
                 engine_factory=open_engine,
+                retry=retry_of(retries, backoff),
             )
     finally:
         if metric_store is not None:

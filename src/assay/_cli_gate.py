@@ -14,13 +14,16 @@ from typing import Annotated
 import typer
 
 from assay._cli_common import (
+    BackoffOption,
     EngineOption,
     FailOnOption,
+    RetriesOption,
     SparkMasterOption,
     StoreOption,
     WorkspaceOption,
     err,
     out,
+    retry_of,
 )
 from assay._cli_common import write_json as _write_json
 from assay._cli_reading import (
@@ -94,6 +97,8 @@ def gate(
     decimal_comma: DecimalCommaOption = False,
     engine: EngineOption = "duckdb",
     spark_master: SparkMasterOption = None,
+    retries: RetriesOption = 0,
+    backoff: BackoffOption = 0.0,
 ) -> None:
     """Validate a contributor's batch against its own past, quarantine what fails, commit the rest."""
     from assay.lake import checksum
@@ -129,7 +134,9 @@ def gate(
         MetricStore.open(store_url(store), workspace=space.root) as metric_store,
         progress(err, f"Gating {batch} for {contributor}"),
     ):
-        result = run_gate(options, store=metric_store, engine_factory=open_engine)
+        result = run_gate(
+            options, store=metric_store, engine_factory=open_engine, retry=retry_of(retries, backoff)
+        )
     payload = result.summary.to_dict()
     if summary is not None:
         _write_json(str(summary), payload)

@@ -13,13 +13,16 @@ from typing import Annotated, Any
 import typer
 
 from assay._cli_common import (
+    BackoffOption,
     EngineOption,
     FailOnOption,
+    RetriesOption,
     SparkMasterOption,
     StoreOption,
     WorkspaceOption,
     err,
     out,
+    retry_of,
 )
 from assay._cli_common import write_json as _write_json
 from assay._cli_reading import (
@@ -97,6 +100,8 @@ def profile_command(
     schema: TypesOption = None,
     engine: EngineOption = "duckdb",
     spark_master: SparkMasterOption = None,
+    retries: RetriesOption = 0,
+    backoff: BackoffOption = 0.0,
 ) -> None:
     """Profile every column of a load in one scan, keep the profile, and judge it against earlier loads."""
     from assay.lake import checksum
@@ -127,6 +132,7 @@ def profile_command(
             config=lambda: _dataset_config(space, dataset, config),  # read inside the run, recorded
             read=read,
             engine_factory=open_engine,
+            retry=retry_of(retries, backoff),
         )
     if alerts is not None:
         import json

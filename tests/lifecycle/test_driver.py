@@ -168,3 +168,29 @@ def test_a_config_error_is_recorded_as_config_error_and_not_retried(tmp_path: Pa
             "orders.yaml, line 3: at_least must be a number, not 'many'",
         )
         assert [(a.attempt, a.error) for a in driver.attempts] == [(1, None)]
+
+
+FLOWS = ("dqdl", "check", "event", "gate", "profile")
+ORCHESTRATION = ("commit", "checkpoint", "add_stage")
+
+
+def _orchestrates(path: Path) -> list[str]:
+    """Every call in ``path`` of the driver's own steps: ``.commit(``, ``checkpoint(``, ``add_stage(``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name in ORCHESTRATION:
+                found.append(f"{path.name}:{node.lineno}: {name}(")
+    return found
+
+
+@pytest.mark.parametrize("flow", FLOWS)
+def test_no_flow_commits_checkpoints_or_records_a_stage_itself(flow: str) -> None:
+    """Only driver.py and run.py orchestrate (issue 29): a flow hands the driver its steps."""
+    assert _orchestrates(RUNS / f"{flow}.py") == []
+
+
+def test_the_orchestration_check_finds_the_drivers_own_calls() -> None:
+    found = " ".join(_orchestrates(RUNS / "driver.py"))
+    assert all(f"{name}(" in found for name in ORCHESTRATION)

@@ -98,6 +98,7 @@ class Summary:
     duplicate_of: str | None = None
     quarantined_by: dict[str, dict[str, Any]] = field(default_factory=dict)
     incidents: dict[str, int] | None = None
+    attempts: list[dict[str, Any]] = field(default_factory=list)  # the read's and measure's tries
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -124,5 +125,6 @@ class Summary:
             "quarantined_by": self.quarantined_by,
             "started_at": self.started_at,
             "finished_at": self.finished_at,
+            "attempts": self.attempts,
             **({"incidents": self.incidents} if self.incidents is not None else {}),
         }

@@ -1,6 +1,6 @@
-"""The flows' front doors: a DQDL evaluation (a flow on the run driver,
-:mod:`assay.platform.runs.dqdl`), a gate run and a profile, each inside one
-:class:`~assay.platform.runs.run.Run`. The CLI, the demo and the Python API call these.
+"""The flows' front doors: a DQDL evaluation, a gate run and a profile, each a flow on the run
+driver (:mod:`assay.platform.runs.driver`): one run each, recorded, retried, resumed and alerted
+the same way. The CLI, the demo and the Python API call these.
 Each recorded run judges its failures into incidents at its commit (:mod:`assay.platform.alerts`).
 
 >>> import pyarrow as pa, tempfile
@@ -21,9 +21,8 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay.platform.alerts import Alerting, Routing
 from assay.platform.runs.dqdl import evaluate
-from assay.platform.runs.run import Input, Run
+from assay.platform.runs.driver import Driver, Retry
 from assay.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -34,23 +33,19 @@ if TYPE_CHECKING:
 
 
 def gate(
-    options: GateOptions, *, store: MetricStore, engine_factory: Callable[[], Engine] | None = None
+    options: GateOptions,
+    *,
+    store: MetricStore,
+    engine_factory: Callable[[], Engine] | None = None,
+    retry: Retry | None = None,
 ) -> GateResult:
     """Run the ingestion gate on one batch as one run (see :mod:`assay.platform.runs.gate`), on
-    the engine ``engine_factory`` opens (:func:`assay.engine.registry.engine_factory`; DuckDB)."""
+    the engine ``engine_factory`` opens (:func:`assay.engine.registry.engine_factory`; DuckDB);
+    reading and measuring the batch are tried again on a platform failure as ``retry`` says."""
     from assay.platform.runs.gate import GateRun
 
-    with Run(
-        "gate",
-        dataset=options.table,
-        workspace=Workspace(options.workspace),
-        store=store,
-        inputs=[Input(str(options.batch))],
-        engine_factory=engine_factory,
-    ) as run:
-        assert run.dataset is not None
-        run.alerting = Alerting(Routing.of(run.workspace.root, run.dataset), "gate")
-        return GateRun(options, run).run()
+    driver = Driver(store=store, workspace=Workspace(options.workspace), retry=retry)
+    return driver.run(GateRun(options, store, engine_factory))
 
 
 def profile(
@@ -60,17 +55,20 @@ def profile(
     load_date: date,
     store: MetricStore | None,
     workspace: Path | str | None = None,
+    retry: Retry | None = None,
     **options: Any,
 ) -> ProfileResult:
     """Profile one load as one run: the load, its profile, its judgement, its decisions and the
     run's completed record are one store transaction (:mod:`assay.platform.runs.profile`).
     ``config`` may be given as a function that reads it, so that a broken configuration is the
-    run's recorded ``config_error``."""
+    run's recorded ``config_error``; ``options`` are also ``window``, ``read``, ``engine`` (a
+    name, a ``SparkSession`` or an open engine) and ``engine_factory``. Every profile that writes
+    to a store goes through here (``assay.monitor.profile`` only measures and judges)."""
     from assay.platform.runs import profile as flow
 
     return flow.profile(
-        data, dataset=dataset, load_date=load_date, store=store, workspace=workspace, **options
+        data, dataset=dataset, load_date=load_date, store=store, workspace=workspace, retry=retry, **options
     )
 
 
-__all__ = ["evaluate", "gate", "profile"]
+__all__ = ["Retry", "evaluate", "gate", "profile"]

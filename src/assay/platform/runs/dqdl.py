@@ -50,7 +50,7 @@ from assay.measure import Aggregate, Measurements, ScanPlan
 from assay.measure.requests import count_star
 from assay.platform.alerts import Alerting, Routing
 from assay.platform.events.records import supersede_window
-from assay.platform.runs.driver import Driver, Flow, Persisted, Settlement
+from assay.platform.runs.driver import Driver, Flow, Persisted, Retry, Settlement, required
 from assay.platform.runs.run import Input
 from assay.rules.compiler import CompiledRule, compile_analyzer, compile_rule, details
 from assay.rules.plan import Context, LeafPlan
@@ -148,7 +148,10 @@ class Evaluation:
         return result
 
     def measure(self) -> Measured:
-        """Every rule and analyzer compiled into ONE scan of the data, run once."""
+        """Every rule and analyzer compiled into ONE scan of the data, run once; a new scan each
+        call, so that a measure tried again after a platform failure scans once too."""
+        self.scan = self.ctx.scan = ScanPlan(self.primary.name)
+        self.ctx.group = ""
         compiled = [
             compile_rule(node, self.ctx, i, row_mode=self.row_mode)
             for i, node in enumerate(self.ruleset.rules or ())
@@ -274,20 +277,26 @@ class DqdlRun(Flow[Measured, int, EvaluationResult, EvaluationResult]):
         )
         self.alerting = None
         ruleset = self.ruleset() if callable(self.ruleset) else self.ruleset
-        self.evaluation = Evaluation(
-            ruleset,
-            self.data,
-            dataset=self.dataset,
-            store=self.store,
-            engine=driver.engine(self.engine_factory),
-            run_id=run.id if driver.recording else None,
-            **self.options,
+        engine = driver.engine(self.engine_factory)
+        self.evaluation = required(
+            driver.attempt(  # registering the data reads it: a platform failure is tried again
+                "read",
+                lambda: Evaluation(
+                    ruleset,
+                    self.data,
+                    dataset=self.dataset,
+                    store=self.store,
+                    engine=engine,
+                    run_id=run.id if driver.recording else None,
+                    **self.options,
+                ),
+            )
         )
         if routing is not None:  # failing rules open incidents, as a check run's expectations do
             self.alerting = Alerting(routing, "dqdl", at=self.evaluation.now)
 
     def measure(self, driver: Driver) -> Measured:
-        return self.evaluation.measure()
+        return required(driver.attempt("measure", self.evaluation.measure))
 
     def persist(self, driver: Driver, measured: Measured) -> Persisted[int] | None:
         load = self.evaluation.persist(measured)
@@ -308,7 +317,14 @@ class DqdlRun(Flow[Measured, int, EvaluationResult, EvaluationResult]):
             return Settlement(RunState.COMPLETED, counts=counts, inputs=inputs)
         result.run_id = run.id
         data = str(self.data) if self.inputs else None
-        summary = {"run_id": run.id, "ruleset": self.source, "data": data, **result.to_dict()}
+        attempts = [a.to_dict() for a in driver.attempts]
+        summary = {
+            "run_id": run.id,
+            "ruleset": self.source,
+            "data": data,
+            **result.to_dict(),
+            "attempts": attempts,
+        }
         store, alerting = self.store, self.alerting
         assert store is not None
 
@@ -353,13 +369,15 @@ def evaluate(
     store: MetricStore | None = None,
     workspace: Path | str | None = None,
     source: str | None = None,
+    retry: Retry | None = None,
     **options: Any,
 ) -> EvaluationResult:
     """Evaluate a ruleset as one run. With ``dataset`` and ``store`` the run is recorded: its
     load is pending until the run commits, and ``runs/<run_id>.json`` is written in the
     workspace; otherwise the run is ad hoc and leaves nothing behind. ``source`` (the ruleset's
     file) goes into the run summary. ``ruleset`` may be a function that reads it, so that a
-    ruleset that cannot be read or parsed is the run's recorded ``config_error``."""
+    ruleset that cannot be read or parsed is the run's recorded ``config_error``. Reading and
+    measuring the data are tried again on a platform failure as ``retry`` says (none by default)."""
     recorded = store if dataset else None
     flow = DqdlRun(
         ruleset,
@@ -370,7 +388,7 @@ def evaluate(
         engine_factory=options.pop("engine_factory", None),
         options=options,
     )
-    return Driver(store=recorded, workspace=Workspace(workspace)).run(flow)
+    return Driver(store=recorded, workspace=Workspace(workspace), retry=retry).run(flow)
 
 
 __all__ = ["DqdlRun", "Evaluation", "Measured", "evaluate"]

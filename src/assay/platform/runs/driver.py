@@ -22,17 +22,29 @@ persist      ``persist(driver, M) -> Persisted | None``                 one stor
                                                                         ``after-measure``
 judge        ``judge(driver, M) -> J``                                  phase ``judging``; times it,
                                                                         counts its queries (0 is right)
-route        ``settle(driver, persisted, J) -> Settlement``             kill point ``before-commit``
-commit       ``Settlement.writes`` (the flow's store writes)            one transaction with the run's
-                                                                        record and the ``judged``
-                                                                        stage; ``after-settle``
+route        ``settle(driver, persisted, J) -> Settlement``             with ``Settlement.commit``: the
+                                                                        manifest (``Settlement.plan``)
+                                                                        made durable; ``after-stage``;
+                                                                        kill point ``before-commit``
+commit       ``Settlement.commit`` (the flow's own commit point: the   the run counts as committed
+             gate's Iceberg snapshot), then ``Settlement.writes``      past it (``after-commit``);
+             (the flow's store writes)                                 then one transaction with the
+                                                                        run's record and the
+                                                                        ``judged`` stage;
+                                                                        ``after-settle``
 publish      ``after_commit(driver)`` (scores, kept after the commit)   staged files and
                                                                         ``runs/<id>.json``;
                                                                         ``after-publish``,
                                                                         ``after-summary``
 ===========  =========================================================  ==============================
 
-No flow calls ``commit``, ``checkpoint`` or records a stage itself. A failure anywhere before the
+No flow calls ``commit``, ``checkpoint`` or records a stage itself. A flow whose commit point is
+outside the store (the gate's snapshot, which carries the run id) hands it over as
+``Settlement.commit``; the store settles after it, from ``Settlement.plan`` (kept in the run's
+manifest before the commit point), and a run killed between the two is finished by the next run
+on its dataset or ``assay recover`` (:mod:`assay.platform.runs.recover`). A flow that learns its
+load only inside its store transaction (a profile, judged whole while it holds the dataset) sets
+``Settlement.load_id`` and ``Settlement.counts`` in its ``writes``. A failure anywhere before the
 commit is the run's own error record: a :class:`~assay.errors.ConfigError` is ``config_error``,
 anything else ``system_error`` (:meth:`Run.__exit__`); every engine the driver opened is closed.
 A dry run does every step but persisting and committing, and writes nothing.
@@ -66,11 +78,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from assay.engine import EngineError
 from assay.errors import AssayError, ConfigError, PlatformError
+from assay.lake.iceberg import PreconditionFailed
 from assay.platform.runs.faults import checkpoint, fallible
 from assay.platform.runs.run import Input, Run
 from assay.store.records import Attempt, OutcomeRecord
@@ -79,6 +93,7 @@ from assay.workspace import Workspace
 
 if TYPE_CHECKING:
     from assay.engine import Engine
+    from assay.lake.iceberg import Warehouse
     from assay.store import MetricStore
 
 M = TypeVar("M")
@@ -112,6 +127,14 @@ class Failed:
         return ConfigError(self.message) if self.kind == "config" else PlatformError(self.message)
 
 
+def required(done: T | Failed) -> T:
+    """A step the driver tried (:meth:`Driver.attempt`) that the run cannot go on without: its
+    value, or the run fails as a whole with what stopped every attempt."""
+    if isinstance(done, Failed):
+        raise done.error()
+    return done
+
+
 @dataclass(frozen=True)
 class Persisted(Generic[P]):
     """What a flow's persist step wrote (``value``: its pending loads, say), and the ``detail``
@@ -119,6 +142,25 @@ class Persisted(Generic[P]):
 
     value: P
     detail: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A flow's commit point in the Iceberg warehouse: ``rows`` (or Parquet ``files``) committed
+    to ``table`` in one snapshot whose ``properties`` carry the run id, replacing the rows that
+    match ``replace``, unless a snapshot with the ``unless`` properties is there already (a run
+    beside this one committed the same file). ``landed`` is told the new snapshot's id, or the
+    twin's run id (then nothing was committed); ``discard`` removes the files nothing refers to."""
+
+    warehouse: Warehouse
+    table: str
+    rows: Any
+    files: Sequence[Path]
+    replace: Mapping[str, Any]
+    properties: Mapping[str, str]
+    unless: Mapping[str, str]
+    landed: Callable[[int | None, str | None], None]
+    discard: Callable[[], None]
 
 
 @dataclass
@@ -135,6 +177,12 @@ class Settlement:
     counts: dict[str, Any] | None = None
     error: str | None = None
     inputs: Sequence[Input] | None = None  # what the run read, when it knows more at the end (a checksum)
+    # the flow's own commit point, outside the store: the snapshot the driver commits (prepared
+    # once the driver has passed ``before-commit``)
+    commit: Callable[[], Snapshot] | None = None
+    # what the store settles from, kept in the run's manifest (recovery settles a run killed past
+    # its commit point from it)
+    plan: dict[str, Any] | None = None
 
 
 class Flow(Generic[M, P, J, R]):
@@ -191,6 +239,7 @@ class Driver:
         self.seconds: dict[str, float] = {}  # wall time of measure, persist, judge
         self.queries: dict[str, int] = {"measure": 0, "judge": 0}
         self.engines: list[Engine] = []
+        self.recorded: dict[str, Any] = {}  # the summary as the commit recorded it
         self._run: Run | None = None
         self._flow: Flow[Any, Any, Any, Any] | None = None
 
@@ -271,8 +320,19 @@ class Driver:
                 run.phase = "judging"
                 with self._timed("judge"):
                     judged = flow.judge(self, measured)
-                checkpoint("before-commit")  # judged; nothing of it recorded yet
                 settlement = flow.settle(self, persisted, judged)
+                if settlement.plan is not None:
+                    run.manifest.settle = settlement.plan
+                own = settlement.commit if self.recording else None
+                if own is not None:
+                    # what the store settles from is durable before the commit point
+                    run.manifest.summary = dict(settlement.summary)
+                    run.write_manifest()
+                    checkpoint("after-stage")  # staged files and the manifest written
+                checkpoint("before-commit")  # judged; nothing of it recorded yet
+                if own is not None and self._snapshot(own()):
+                    run.committed = True  # a later failure leaves it for recovery to finish
+                    checkpoint("after-commit")  # committed; the store does not know yet
                 self._commit(settlement)
         finally:
             for opened in self.engines:
@@ -293,6 +353,27 @@ class Driver:
             self.store.add_stage(run.id, "measured", detail=persisted.detail)
         return persisted.value
 
+    def _snapshot(self, snapshot: Snapshot) -> bool:
+        """Commit the flow's snapshot; False when a twin committed the same file first."""
+        try:
+            info = snapshot.warehouse.commit(
+                snapshot.table,
+                snapshot.rows,
+                files=snapshot.files,
+                replace=snapshot.replace,
+                properties=snapshot.properties,
+                unless=snapshot.unless,
+            )
+        except PreconditionFailed as twin:
+            snapshot.discard()
+            snapshot.landed(None, twin.found.properties.get("assay.run-id", str(twin.found.snapshot_id)))
+            return False
+        except PlatformError:
+            snapshot.discard()  # the warehouse says nothing was committed: no snapshot refers to them
+            raise
+        snapshot.landed(info.snapshot_id, None)
+        return True
+
     def _commit(self, settlement: Settlement) -> None:
         run = self.current
         if settlement.error is not None:
@@ -310,16 +391,18 @@ class Driver:
 
         def settle() -> Mapping[str, Any] | None:
             updates = writes() if writes is not None else None
+            if settlement.counts is not None:  # known at last inside the transaction (a profile's)
+                run.counts = settlement.counts
             # judged with its outcomes and what they caused; notified at once when they caused nothing
             store.add_stage(run.id, "judged")
             store.note_notified(run.id)
             return updates
 
-        run.commit(
+        self.recorded = run.commit(
             settle,
             summary=settlement.summary,
             outcomes=settlement.outcomes,
-            load_id=settlement.load_id,
+            load_id=lambda: settlement.load_id,
             state=settlement.state,
         )
 
@@ -343,4 +426,4 @@ class Driver:
         return sum(e.queries for e in self.engines)
 
 
-__all__ = ["Attempt", "Driver", "Failed", "Flow", "Persisted", "Retry", "Settlement"]
+__all__ = ["Attempt", "Driver", "Failed", "Flow", "Persisted", "Retry", "Settlement", "Snapshot", "required"]

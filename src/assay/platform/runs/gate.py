@@ -1,21 +1,22 @@
-"""The gate run: the stages of :mod:`assay.gate` strung together inside one
-:class:`~assay.platform.runs.run.Run`, which owns the engine, the store and the workspace.
+"""The gate run: the stages of :mod:`assay.gate` as a flow on the run driver
+(:mod:`assay.platform.runs.driver`), which owns the run, its engine, its checkpoints and its commit.
 
-The outline is the driver's (read → measure → judge → route → persist pending → commit →
-publish), one method per step, each taking the values the step before returned:
+Each step takes the values the step before returned:
 
-- :meth:`GateRun.read`: the control file's rules, the batch typed against the table's schema,
-  and whether it is a file already gated or an empty one (then nothing else is done);
-- :meth:`GateRun.measure`: the batch split by identity, joined to its baseline, its held rows;
-- :meth:`GateRun.judge`: the row states and the month rules, metrics persisted as pending loads
-  month by month (kill point ``after-measure``);
-- :meth:`GateRun.route`: every row committed, quarantined or held (:func:`assay.gate.route.route`);
-- :meth:`GateRun.persist_pending`: the quarantine and held files staged and the run's manifest,
-  with its store writes, made durable (kill point ``after-stage``);
-- :meth:`GateRun.commit`: the healthy rows committed to the Iceberg table in one snapshot, the
-  commit point (kill points ``before-commit`` and ``after-commit``);
-- :meth:`GateRun.publish`: the store settles the run (:func:`assay.gate.publish.settle`) and
-  records it, then the staged files are published (the run's own kill points).
+- :meth:`GateRun.read`: the control file's rules, the batch typed against the table's schema
+  (retried on a platform failure, ``--retries``), and whether it is a file already gated or an
+  empty one (then nothing is measured, judged or committed: the run is recorded at once);
+- :meth:`GateRun.measure`: the batch split by identity, joined to its baseline, its held rows
+  (retried too: it only reads), then the row states and the month rules, whose metrics are
+  persisted as pending loads month by month (the driver's kill point ``after-measure`` follows);
+- :meth:`GateRun.judge`: every row committed, quarantined or held (:func:`assay.gate.route.route`);
+- :meth:`GateRun.settle`: the quarantine and held files staged, the store's writes planned
+  (:func:`assay.gate.committed.settle_plan`), and the commit point handed to the driver: the
+  healthy rows committed to the Iceberg table in one snapshot carrying the run id. The driver
+  makes the plan durable (``after-stage``), commits the snapshot (``before-commit``,
+  ``after-commit``), then the store settles (:func:`assay.gate.publish.settle`) with the run's
+  record, and the staged files are published;
+- :meth:`GateRun.after_commit`: the result, with what the store's commit recorded.
 
 The platform also finds the dataset's document (:meth:`assay.workspace.Workspace.document_for`)
 and hands the gate its settings as values (:func:`settings`, :func:`gate_table`).
@@ -24,15 +25,16 @@ and hands the gate its settings as values (:func:`settings`, :func:`gate_table`)
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from sqlglot import exp
 
-from assay.errors import ConfigError, PlatformError
+from assay.engine import DuckDBEngine
+from assay.errors import ConfigError
 from assay.gate import baseline, committed, holds, identity, publish, states
 from assay.gate import batch as batches
 from assay.gate.config import GateConfig, GateTable, resolve
@@ -49,15 +51,20 @@ from assay.gate.gate import (
 )
 from assay.gate.route import RoutePlan, route
 from assay.gate.summary import Group, Summary
-from assay.lake.iceberg import PreconditionFailed, Warehouse
+from assay.lake.iceberg import Warehouse
 from assay.lake.quarantine import quarantine_path
 from assay.lake.readers import Registered
+from assay.platform.alerts import Alerting, Routing
 from assay.platform.runs.dqdl import Evaluation
-from assay.platform.runs.faults import checkpoint
-from assay.platform.runs.run import Input, Run
+from assay.platform.runs.driver import Driver, Flow, Settlement, Snapshot, required
+from assay.platform.runs.run import Input
 from assay.rules import control
 from assay.store import OutcomeRecord
 from assay.workspace import Workspace
+
+if TYPE_CHECKING:
+    from assay.engine import Engine
+    from assay.store import MetricStore
 
 __all__ = ["GateOptions", "GateResult", "GateRun", "gate_table", "settings"]
 
@@ -139,8 +146,9 @@ class Read:
 
 @dataclass
 class Measured:
-    """What :meth:`GateRun.measure` prepared for judging: the batch split by identity, its held
-    and rejected rows, the lagged batch, and the rules sorted into row and month rules."""
+    """What :meth:`GateRun.measure` found: the batch split by identity, its held and rejected
+    rows, the lagged batch, the rules sorted into row and month rules, and the row states and
+    month groups they judged."""
 
     identified: identity.Identified
     found: holds.Holds
@@ -151,53 +159,49 @@ class Measured:
     group_rules: list[control.ControlRule]
     baseline: str | None
     baseline_date: date | None
+    judged: states.RowStates | None = None
+    groups: dict[date, Group] = field(default_factory=dict)
 
 
-class GateRun:
-    """One gate run inside ``run``. ``GateRun(options, run).run()`` returns the result or
-    raises ConfigError (exit 2, nothing committed) or PlatformError (exit 3, nothing
+class GateRun(Flow[Measured | None, None, RoutePlan | None, GateResult]):
+    """One gate run on the driver: ``Driver(...).run(GateRun(options, store, ...))`` returns the
+    result or raises ConfigError (exit 2, nothing committed) or PlatformError (exit 3, nothing
     half-written left visible). The table's domain columns are its document's (:func:`settings`)."""
 
-    def __init__(self, options: GateOptions, run: Run) -> None:
-        if run.store is None:
-            raise ConfigError("the gate needs a metric store")
+    kind = "gate"
+
+    def __init__(
+        self, options: GateOptions, store: MetricStore, engine_factory: Callable[[], Engine] | None = None
+    ) -> None:
         self.options = options
-        self.execution = run
-        self.workspace = run.workspace
-        self.scope = Scope(
-            options,
-            batches.safe_name(options.contributor, "contributor"),
-            run.id,
-            run.engine,
-            run.store,
-            evaluation=lambda ruleset, rows, **how: Evaluation(ruleset, rows, **how).run(),
-        )
+        self.dataset = options.table
+        self.inputs = [Input(str(options.batch))]
+        self.store = store
+        self.engine_factory = engine_factory or DuckDBEngine
+        self.workspace = Workspace(options.workspace)
         self.document: Path | None = None
         self.domain: list[str] = []
-        self.judging = states.Judge(self.scope, self._phase)
         self.texts: dict[str, str] = {}  # each chosen rule's DQDL text, by rule id
         self.written: dict[str, str] = {}  # and as the control file wrote it
-
-    def _phase(self, text: str) -> None:
-        self.execution.phase = text
-
-    def run(self) -> GateResult:
-        """The steps in order; a file gated before or an empty one is recorded at once."""
-        read = self.read()
-        if read.done:
-            return self.publish(read.summary)
-        measured = self.measure(read)
-        judged, groups = self.judge(read, measured)
-        plan = self.route(read, measured, judged, groups)
-        settle = self.persist_pending(read, plan, groups)
-        self.commit(read, plan, settle)
-        return self.publish(read.summary, settle, plan.row_outcomes)
+        self.groups: dict[date, Group] = {}  # the batch's months, as they were judged
 
     # --- the steps ---------------------------------------------------------------------------
 
-    def read(self) -> Read:
-        opts = self.options
-        self.execution.phase = "reading the rules"
+    def read(self, driver: Driver) -> None:
+        opts, run = self.options, driver.current
+        assert run.dataset is not None
+        # quarantined rows, a refused file and held rows open incidents at the commit
+        run.alerting = Alerting(Routing.of(run.workspace.root, run.dataset), "gate")
+        self.scope = Scope(
+            opts,
+            batches.safe_name(opts.contributor, "contributor"),
+            run.id,
+            driver.engine(self.engine_factory),
+            self.store,
+            evaluation=lambda ruleset, rows, **how: Evaluation(ruleset, rows, **how).run(),
+        )
+        self.judging = states.Judge(self.scope, self._phase(driver))
+        run.phase = "reading the rules"
         control_file = control.load(opts.rules)
         chosen = control_file.select(opts.contributor_type)
         self.texts = {rule.rule_id: rule.text for rule in chosen}
@@ -207,9 +211,11 @@ class GateRun:
         warehouse = Warehouse.open(self.workspace.root)
         exists = warehouse.exists(opts.table)
         schema = table_schema(opts, warehouse, exists)
-        self.execution.phase = f"reading {opts.batch}"
-        batch = batches.read(self.scope.engine, opts.batch, schema, opts.read)
-        self.execution.inputs = [Input(str(opts.batch), batch.sha256)]
+        run.phase = f"reading {opts.batch}"
+        batch = required(
+            driver.attempt("read", lambda: batches.read(self.scope.engine, opts.batch, schema, opts.read))
+        )
+        run.inputs = [Input(str(opts.batch), batch.sha256)]
         check_columns(opts, batch.schema, chosen, empty=batch.total == 0)
         summary = Summary(
             self.scope.run_id,
@@ -218,17 +224,133 @@ class GateRun:
             opts.table,
             str(opts.batch),
             batch.sha256,
-            started_at=self.execution.started_at.isoformat(),
+            started_at=run.started_at.isoformat(),
         )
         summary.duplicate_of = duplicate(self.scope, warehouse, exists, batch.sha256)
-        return Read(chosen, batch, warehouse, exists, summary)
+        self.found = Read(chosen, batch, warehouse, exists, summary)
 
-    def measure(self, read: Read) -> Measured:
+    def measure(self, driver: Driver) -> Measured | None:
+        read = self.found
+        if read.done:
+            return None
+        measured = required(driver.attempt("measure", lambda: self._prepare(driver, read)))
+        # each month's metrics are persisted as it is judged (a later month's rules read the
+        # earlier ones'): not retried, a second try would persist them twice
+        measured.judged, measured.groups = self.judging.judge(
+            measured.row_rules,
+            measured.group_rules,
+            measured.enriched,
+            measured.relag,
+            measured.never,
+            measured.identified.month_rows,
+            measured.baseline,
+            measured.baseline_date,
+            measured.identified.dates,
+        )
+        self.groups = measured.groups
+        read.summary.groups = list(measured.groups.values())
+        return measured
+
+    def judge(self, driver: Driver, measured: Measured | None) -> RoutePlan | None:
+        if measured is None:
+            return None
+        assert measured.judged is not None
+        read = self.found
+        plan = route(
+            self.scope,
+            read.batch,
+            measured.identified,
+            measured.found,
+            measured.judged,
+            measured.row_rules,
+            measured.group_rules,
+            measured.groups,
+            self.written,
+        )
+        summary = read.summary
+        summary.rules.update(plan.rules)
+        summary.quarantined_by = plan.quarantined_by
+        summary.total = plan.total
+        summary.quarantined = plan.quarantined
+        summary.passed = plan.committed
+        summary.held = plan.held
+        summary.warned = plan.warned
+        summary.parse_errors = plan.parse_errors
+        return plan
+
+    def settle(self, driver: Driver, persisted: None, plan: RoutePlan | None) -> Settlement:
+        """The quarantine and held files staged, the store's writes planned, and the commit
+        point (a snapshot of the healthy rows) handed to the driver."""
+        read, run = self.found, driver.current
+        summary = read.summary
+        if plan is None:  # nothing measured, staged or committed: a duplicate file or an empty one
+            settle = self._settle_plan(pa.schema([]), {}, {}, summary)
+        else:
+            self._stage(driver, plan)
+            settle = self._settle_plan(read.batch.schema, plan.committed_by_date, self.groups, summary)
+            settle["decisions"] = plan.decisions
+        summary.attempts = [a.to_dict() for a in driver.attempts]
+        summary.finished_at = datetime.now(UTC).isoformat()
+        loads = self.judging.loads
+        settlement = Settlement(
+            summary=summary.to_dict(),
+            writes=lambda: publish.settle(self.store, self.workspace, run.manifest),
+            outcomes=[
+                OutcomeRecord(
+                    rule.rule_id,
+                    rule.outcome,
+                    rule.message,
+                    {"observed": rule.observed},
+                    {
+                        "statement_date": group.statement_date,
+                        "severity": rule.severity,
+                        "dqdl": self.texts.get(rule.rule_id, ""),
+                    },
+                )
+                for group in summary.groups
+                for rule in group.dataset_rules
+            ]
+            + (plan.row_outcomes if plan is not None else []),
+            load_id=max(loads) if loads else None,
+            counts={
+                "total": summary.total,
+                "committed": summary.passed,
+                "quarantined": summary.quarantined,
+                "held": summary.held,
+            },
+            plan=settle,
+        )
+        if plan is not None and plan.committed_by_date:
+            settlement.commit = lambda: self._snapshot(driver, plan, settle, settlement)
+        return settlement
+
+    def after_commit(self, driver: Driver) -> None:
+        """The result, with what the store's commit recorded (decisions, incidents, a twin)."""
+        summary, recorded = self.found.summary, driver.recorded
+        summary.decisions = list(recorded.get("decisions", []))
+        summary.incidents = recorded.get("incidents")
+        if recorded.get("duplicate_of"):
+            summary.duplicate_of = recorded["duplicate_of"]
+            summary.quarantine_file = summary.held_file = None
+        quarantine = Path(summary.quarantine_file) if summary.quarantine_file else None
+        self.result = GateResult(summary, quarantine, self.workspace.runs / f"{self.scope.run_id}.json")
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    def _phase(self, driver: Driver) -> Callable[[str], None]:
+        def phase(text: str) -> None:
+            driver.current.phase = text
+
+        return phase
+
+    def _prepare(self, driver: Driver, read: Read) -> Measured:
+        """The batch split by identity and joined to its baseline, its held and rejected rows,
+        and the rules sorted: reads only, so it is safe to try again."""
         scope, schema = self.scope, read.batch.schema
         identified = identity.identify(scope, read.batch)
         baseline_date = baseline.baseline_date(scope, read.warehouse, read.exists, identified.dates)
         read.summary.baseline_date = iso(baseline_date)
-        self.execution.phase = "joining the batch to its baseline"
+        driver.current.phase = "joining the batch to its baseline"
         base = older = None
         prev = sorted({name.removeprefix("prev_") for rule in read.chosen for name in rule.prev_columns})
         if baseline_date is not None:
@@ -253,79 +375,32 @@ class GateRun:
             identified, found, enriched, relag, never, row_rules, group_rules, base, baseline_date
         )
 
-    def judge(self, read: Read, measured: Measured) -> tuple[states.RowStates, dict[date, Group]]:
-        judged, groups = self.judging.judge(
-            measured.row_rules,
-            measured.group_rules,
-            measured.enriched,
-            measured.relag,
-            measured.never,
-            measured.identified.month_rows,
-            measured.baseline,
-            measured.baseline_date,
-            measured.identified.dates,
-        )
-        checkpoint("after-measure")
-        read.summary.groups = list(groups.values())
-        return judged, groups
-
-    def route(
-        self, read: Read, measured: Measured, judged: states.RowStates, groups: dict[date, Group]
-    ) -> RoutePlan:
-        plan = route(
-            self.scope,
-            read.batch,
-            measured.identified,
-            measured.found,
-            judged,
-            measured.row_rules,
-            measured.group_rules,
-            groups,
-            self.written,
-        )
-        summary = read.summary
-        summary.rules.update(plan.rules)
-        summary.quarantined_by = plan.quarantined_by
-        summary.total = plan.total
-        summary.quarantined = plan.quarantined
-        summary.passed = plan.committed
-        summary.held = plan.held
-        summary.warned = plan.warned
-        summary.parse_errors = plan.parse_errors
-        return plan
-
-    def persist_pending(self, read: Read, plan: RoutePlan, groups: dict[date, Group]) -> dict[str, Any]:
-        """Stage the quarantine and held files and make the manifest durable, with the store
-        writes the commit will make; returns those writes."""
-        opts, scope, summary = self.options, self.scope, read.summary
-        self.execution.phase = "staging the quarantine and held rows"
+    def _stage(self, driver: Driver, plan: RoutePlan) -> None:
+        """The quarantine and held files, written to the run's staging folder (published after
+        the commit)."""
+        opts, scope, summary, run = self.options, self.scope, self.found.summary, driver.current
+        run.phase = "staging the quarantine and held rows"
         if len(plan.quarantine):
             run_day = opts.run_date or datetime.now(UTC).date()
             target = quarantine_path(self.workspace.root, run_day, scope.contributor, scope.run_id)
-            plan.quarantine.write(self.execution.stage(target))
+            plan.quarantine.write(run.stage(target))
             summary.quarantine_file = str(target)
         if plan.held:
             held_target = holds.held_path(self.workspace, opts.table, scope.contributor, scope.run_id)
             layout = holds.Layout(opts.key, opts.order, opts.contributor_column)
             rows = plan.held_rows.drop_columns([ROW])
-            holds.write(self.execution.stage(held_target), rows, plan.waits, layout)
+            holds.write(run.stage(held_target), rows, plan.waits, layout)
             summary.held_file = str(held_target)
-        settle = self._settle_plan(read.batch.schema, plan.committed_by_date, groups, summary)
-        settle["decisions"] = plan.decisions
-        self.execution.manifest.settle = settle
-        self.execution.manifest.summary = summary.to_dict()
-        self.execution.write_manifest()
-        checkpoint("after-stage")
-        return settle
 
-    def commit(self, read: Read, plan: RoutePlan, settle: dict[str, Any]) -> None:
-        """Commit the healthy rows in one snapshot carrying the run id (the commit point)."""
-        opts, scope, summary, warehouse = self.options, self.scope, read.summary, read.warehouse
-        if not plan.committed_by_date:
-            return
-        schema = read.batch.schema
+    def _snapshot(
+        self, driver: Driver, plan: RoutePlan, settle: dict[str, Any], settlement: Settlement
+    ) -> Snapshot:
+        """The healthy rows as one snapshot carrying the run id (the commit point), unless a run
+        beside this one committed the same file first."""
+        opts, scope, read = self.options, self.scope, self.found
+        summary, warehouse, schema = read.summary, read.warehouse, read.batch.schema
         replaced = [date.fromisoformat(day) for day in settle["committed_dates"]]
-        self.execution.phase = f"committing to table {opts.table}"
+        driver.current.phase = f"committing to table {opts.table}"
         if not read.exists:
             warehouse.create(opts.table, schema, [opts.contributor_column, opts.order])
         rows, files = committed.committed_rows(scope, warehouse, schema, list(plan.committed_by_date))
@@ -333,87 +408,34 @@ class GateRun:
             p.values[opts.order]
             for p in warehouse.partitions(opts.table, {opts.contributor_column: scope.contributor})
         }
-        checkpoint("before-commit")
-        try:
-            info = warehouse.commit(
-                opts.table,
-                rows,
-                files=files,
-                replace={opts.contributor_column: scope.contributor, opts.order: replaced},
-                properties={
-                    "assay.run-id": scope.run_id,
-                    "assay.source-sha256": summary.source_sha256,
-                    "assay.contributor": scope.contributor,
-                    "assay.contributor-type": opts.contributor_type or control.ALL,
-                    "assay.source-path": str(opts.batch),
-                    "assay.months": ",".join(settle["committed_dates"]),
-                },
-                unless={
-                    "assay.source-sha256": summary.source_sha256,
-                    "assay.contributor": scope.contributor,
-                },
-            )
-        except PreconditionFailed as twin:  # the same file committed by a run beside this one
-            committed.discard(files)
-            settle["duplicate_of"] = twin.found.properties.get("assay.run-id", str(twin.found.snapshot_id))
-        except PlatformError:
-            committed.discard(files)  # the warehouse says nothing was committed: no snapshot refers to them
-            raise
-        else:
-            checkpoint("after-commit")
-            settle["snapshot_id"] = info.snapshot_id
-            summary.snapshot_id = info.snapshot_id
-            summary.replaced_dates = [day.isoformat() for day in replaced if day in existing]
 
-    def publish(
-        self,
-        summary: Summary,
-        settle: dict[str, Any] | None = None,
-        row_outcomes: list[OutcomeRecord] | None = None,
-    ) -> GateResult:
-        """The run's store commit (its settle and its completed record), then its publishing."""
-        self.execution.phase = "recording the run"
-        summary.finished_at = datetime.now(UTC).isoformat()
-        if settle is None:  # nothing measured, staged or committed: a duplicate file or an empty one
-            settle = self._settle_plan(pa.schema([]), {}, {}, summary)
-        self.execution.manifest.settle = settle
-        self.execution.counts = {
-            "total": summary.total,
-            "committed": summary.passed,
-            "quarantined": summary.quarantined,
-            "held": summary.held,
-        }
-        loads = self.judging.loads
-        recorded = self.execution.commit(
-            lambda: publish.settle(self.scope.store, self.workspace, self.execution.manifest),
-            summary=summary.to_dict(),
-            outcomes=[
-                OutcomeRecord(
-                    rule.rule_id,
-                    rule.outcome,
-                    rule.message,
-                    {"observed": rule.observed},
-                    {
-                        "statement_date": group.statement_date,
-                        "severity": rule.severity,
-                        "dqdl": self.texts.get(rule.rule_id, ""),
-                    },
-                )
-                for group in summary.groups
-                for rule in group.dataset_rules
-            ]
-            + (row_outcomes or []),
-            load_id=max(loads) if loads else None,
+        def landed(snapshot: int | None, twin: str | None) -> None:
+            if twin is not None:
+                settle["duplicate_of"] = twin
+            else:
+                settle["snapshot_id"] = summary.snapshot_id = snapshot
+                summary.replaced_dates = [day.isoformat() for day in replaced if day in existing]
+            summary.finished_at = datetime.now(UTC).isoformat()
+            settlement.summary.update(summary.to_dict())
+
+        return Snapshot(
+            warehouse,
+            opts.table,
+            rows,
+            files,
+            replace={opts.contributor_column: scope.contributor, opts.order: replaced},
+            properties={
+                "assay.run-id": scope.run_id,
+                "assay.source-sha256": summary.source_sha256,
+                "assay.contributor": scope.contributor,
+                "assay.contributor-type": opts.contributor_type or control.ALL,
+                "assay.source-path": str(opts.batch),
+                "assay.months": ",".join(settle["committed_dates"]),
+            },
+            unless={"assay.source-sha256": summary.source_sha256, "assay.contributor": scope.contributor},
+            landed=landed,
+            discard=lambda: committed.discard(files),
         )
-        summary.decisions = list(recorded.get("decisions", []))
-        summary.incidents = recorded.get("incidents")
-        if recorded.get("duplicate_of"):
-            summary.duplicate_of = recorded["duplicate_of"]
-            summary.quarantine_file = summary.held_file = None
-        quarantine = Path(summary.quarantine_file) if summary.quarantine_file else None
-        return GateResult(summary, quarantine, self.workspace.runs / f"{self.scope.run_id}.json")
-
-    # --- helpers -----------------------------------------------------------------------------
 
     def _holds(self, schema: pa.Schema) -> holds.Holds:
         """The batch's rows carrying a never-seen value of a domain column (held for a decision)

@@ -1,13 +1,21 @@
-"""A profile as one run: the platform's side of the drift monitor.
+"""A profile as a flow on the run driver (:mod:`assay.platform.runs.driver`): the platform's side
+of the drift monitor.
 
 The monitor (:mod:`assay.monitor`) measures, stores and judges a load with steps that take values
-and return values; this flow puts them inside a :class:`~assay.platform.runs.run.Run`, in the
-order every flow follows, one method a step: :meth:`ProfileFlow.read` (the dataset's settings,
-the alerting of the run), :meth:`~ProfileFlow.measure` (one query), then in one store transaction
-holding the dataset :meth:`~ProfileFlow.persist` (the load, its metrics, its profile),
-:meth:`~ProfileFlow.judge` (against the window), :meth:`~ProfileFlow.route` (judgements,
-decisions, the run's counts) and :meth:`~ProfileFlow.commit` (the run's completed record, whose
-alerting opens incidents for hard alerts and new decisions), then publishing.
+and return values; this flow hands them to the driver, one method a step:
+
+- :meth:`ProfileFlow.read`: the dataset's settings (a broken file is the run's recorded
+  ``config_error``) and the alerting of the run;
+- :meth:`~ProfileFlow.measure`: the load in one query (tried again on a platform failure,
+  ``--retries``), its file's checksum read beside it;
+- :meth:`~ProfileFlow.settle`: in the commit's one store transaction holding the dataset, the
+  load, its metrics and its profile, its judgement against the window, its judgements and
+  decisions, with the run's completed record (whose alerting opens incidents for hard alerts and
+  new decisions): a load is never seen without its profile, its judgement and its run, and two
+  runs on one dataset judge each other's loads whole. So the load id, and the run's counts, are
+  known only inside that transaction (the driver reads them from the settlement after its writes).
+
+Without a store the load is only measured (nothing is kept, nothing judged).
 
 >>> import pyarrow as pa, tempfile
 >>> from datetime import date
@@ -29,121 +37,136 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay import monitor
+from assay.engine import Engine
 from assay.lake import checksum as checksums
 from assay.monitor.profiler import window_of
 from assay.platform.alerts import Alerting, Routing
-from assay.platform.runs.run import Input, Run
+from assay.platform.runs.driver import Driver, Flow, Retry, Settlement, required
+from assay.platform.runs.run import Input
+from assay.vocabulary import RunState
 from assay.workspace import Workspace
 
 if TYPE_CHECKING:
-    from assay.judge.drift import Finding
+    from assay.judge import drift
     from assay.lake.checksum import Checksum
     from assay.lake.readers import ReadOptions
     from assay.store import MetricStore
 
 
-class ProfileFlow:
-    """One load of ``dataset`` profiled inside ``run``. ``config`` is the dataset's settings, or a
+class ProfileFlow(Flow[monitor.ProfileResult, None, monitor.ProfileResult, monitor.ProfileResult]):
+    """One load of ``dataset`` profiled as one run. ``config`` is the dataset's settings, or a
     function that reads them (so that a broken file is the run's recorded ``config_error``);
-    ``window`` overrides the settings' window."""
+    ``window`` overrides the settings' window; ``engine`` is an engine's name (``"duckdb"``,
+    ``"spark"``; default ``ASSAY_ENGINE``, else DuckDB), a ``SparkSession`` or an open engine
+    (the caller's: not closed), ``engine_factory`` a function that opens one."""
+
+    kind = "profile"
 
     def __init__(
         self,
-        run: Run,
         data: Any,
         *,
         dataset: str,
         load_date: date,
+        store: MetricStore | None,
         config: monitor.DatasetConfig | Callable[[], monitor.DatasetConfig] | None = None,
-        window: str | None = None,
+        window: str | drift.Window | None = None,
         read: ReadOptions | None = None,
+        engine: Engine | str | Any = None,
+        engine_factory: Callable[[], Engine] | None = None,
     ) -> None:
-        self.run = run
-        self.store: MetricStore | None = run.store
         self.data = data
-        self.dataset = dataset
+        self.dataset = self.name = dataset
         self.load_date = load_date
+        self.store = store
+        self.inputs = [Input(str(data))] if isinstance(data, str | os.PathLike) else []
         self._config = config
         self._window = window
         self.read_options = read
+        self._engine = engine
+        self.engine_factory = engine_factory
         self.config = monitor.DatasetConfig()
         self.history: monitor.History | None = None
-        if self.store is not None:
-            self.history = monitor.History(self.store, dataset, load_date)
-        self.result: monitor.ProfileResult | None = None
-        self.findings: list[Finding] = []
         self.checksum: Checksum | None = None
 
-    def run_steps(self) -> monitor.ProfileResult:
-        """Every step in order; without a store the load is only measured (nothing is kept)."""
-        try:
-            self.read()
-            result = self.measure()
-            if self.store is not None:
-                self.commit()
-            return result
-        finally:
-            if self.checksum is not None:
-                self.checksum.cancel()  # done already, or no longer needed
-
-    def read(self) -> None:
+    def read(self, driver: Driver) -> None:
         """The dataset's settings, and the alerting that judges the run's summary at its commit."""
-        self.run.phase = "reading the dataset's configuration"
+        run = driver.current
+        run.phase = "reading the dataset's configuration"
         config = self._config() if callable(self._config) else self._config
         self.config = config or monitor.DatasetConfig()
         self.window = window_of(self._window, self.config)
-        if self.store is not None:  # hard alerts and new decisions open incidents
+        if driver.recording:  # hard alerts and new decisions open incidents
+            assert self.store is not None
+            self.history = monitor.History(self.store, self.name, self.load_date)
             at = datetime.combine(self.load_date, time(0), UTC)
-            self.run.alerting = Alerting(Routing.of(self.run.workspace.root, self.dataset), "profile", at=at)
+            run.alerting = Alerting(Routing.of(driver.workspace.root, self.name), "profile", at=at)
 
-    def measure(self) -> monitor.ProfileResult:
+    def measure(self, driver: Driver) -> monitor.ProfileResult:
         """The load in one query; its file's checksum is read beside the engine's work (or taken
         from the command that began reading it before its imports)."""
-        self.run.phase = "profiling the load"
-        if self.store is not None and isinstance(self.data, str | os.PathLike):
+        driver.current.phase = "profiling the load"
+        if driver.recording and self.inputs:
             self.checksum = checksums.later(Path(self.data))
-        self.result = monitor.profiler.measure(
-            self.run.engine,
-            self.data,
-            dataset=self.dataset,
-            load_date=self.load_date,
-            config=self.config,
-            history=self.history,
-            read=self.read_options,
+        engine = self._open(driver)
+        done = driver.attempt(
+            "profile",
+            lambda: monitor.profiler.measure(
+                engine,
+                self.data,
+                dataset=self.name,
+                load_date=self.load_date,
+                config=self.config,
+                history=self.history,
+                read=self.read_options,
+            ),
         )
-        return self.result
+        return required(done)
 
-    def persist(self) -> None:
-        """The load, its metrics and its profile, replacing an earlier profile of the same date."""
-        assert self.store is not None and self.result is not None
-        sha256 = self.checksum.result() if self.checksum is not None else None
-        self.run.inputs = [replace(item, sha256=sha256) for item in self.run.inputs]
-        monitor.profiler.persist(self.store, self.result, sha256=sha256, run_id=self.run.id)
+    def judge(self, driver: Driver, measured: monitor.ProfileResult) -> monitor.ProfileResult:
+        """Nothing yet: the load is judged inside the commit's transaction (:meth:`settle`), whole
+        against the loads committed before it."""
+        return measured
 
-    def judge(self) -> None:
-        """The load against the window of earlier loads."""
-        assert self.history is not None and self.result is not None
-        self.findings = monitor.profiler.judge(self.history, self.result, self.window, self.config)
+    def settle(self, driver: Driver, persisted: None, result: monitor.ProfileResult) -> Settlement:
+        """Persist, judge and route in the commit's transaction, holding the dataset."""
+        self.result = result
+        load = result.profile
+        counts = {"rows": load.rows, "columns": len(load.columns), "alerts": len(result.alerts)}
+        if not driver.recording:
+            return Settlement(RunState.COMPLETED, counts=counts)
+        store, history, run = self.store, self.history, driver.current
+        assert store is not None and history is not None
+        attempts = [a.to_dict() for a in driver.attempts]
+        settlement = Settlement(RunState.COMPLETED)
 
-    def route(self) -> None:
-        """The judgements kept, the decisions opened, the run's counts."""
-        assert self.store is not None and self.result is not None
-        monitor.profiler.route(self.store, self.result, self.findings)
-        load = self.result.profile
-        self.run.counts = {"rows": load.rows, "columns": len(load.columns), "alerts": len(self.result.alerts)}
+        def writes() -> dict[str, Any]:
+            sha256 = self.checksum.result() if self.checksum is not None else None
+            run.inputs = [replace(item, sha256=sha256) for item in run.inputs]
+            monitor.profiler.persist(store, result, sha256=sha256, run_id=run.id)
+            findings = monitor.profiler.judge(history, result, self.window, self.config)
+            monitor.profiler.route(store, result, findings)
+            settlement.load_id = result.load_id
+            settlement.counts = {**counts, "alerts": len(result.alerts)}
+            return {**result.run_summary(), "attempts": attempts}
 
-    def commit(self) -> None:
-        """Persist, judge and route in one transaction holding the dataset, with the run's
-        completed record: a load is never seen without its profile, its judgement and its run,
-        and two runs on one dataset judge each other's loads whole. Then publish."""
-        assert self.store is not None and self.result is not None
-        with self.store.transaction(lock=self.dataset):
-            self.persist()
-            self.judge()
-            self.route()
-            self.run.complete(summary=self.result.run_summary(), load_id=self.result.load_id)
-        self.run.committed = True
-        self.run.publish()
+        settlement.writes = writes
+        return settlement
+
+    def cancel(self) -> None:
+        """Stop reading the file's checksum: done already, or no longer needed."""
+        if self.checksum is not None:
+            self.checksum.cancel()
+
+    def _open(self, driver: Driver) -> Engine:
+        if isinstance(self._engine, Engine):
+            return self._engine
+        if self.engine_factory is not None:
+            return driver.engine(self.engine_factory)
+        from assay.engine.registry import engine_for, open_engine
+
+        chosen, data = self._engine, self.data
+        return driver.engine(lambda: open_engine(engine_for(chosen, data)))
 
 
 def profile(
@@ -153,18 +176,14 @@ def profile(
     load_date: date,
     store: MetricStore | None,
     workspace: Path | str | None = None,
-    engine_factory: Callable[[], Any] | None = None,
+    retry: Retry | None = None,
     **options: Any,
 ) -> monitor.ProfileResult:
     """Profile one load as one run (:class:`ProfileFlow`); ``options`` are its ``config``,
-    ``window`` and ``read``."""
-    inputs = [Input(str(data))] if isinstance(data, str | os.PathLike) else []
-    with Run(
-        "profile",
-        dataset=dataset,
-        workspace=Workspace(workspace),
-        store=store,
-        inputs=inputs,
-        engine_factory=engine_factory,
-    ) as run:
-        return ProfileFlow(run, data, dataset=dataset, load_date=load_date, **options).run_steps()
+    ``window``, ``read``, ``engine`` and ``engine_factory``; measuring is tried again on a
+    platform failure as ``retry`` says."""
+    flow = ProfileFlow(data, dataset=dataset, load_date=load_date, store=store, **options)
+    try:
+        return Driver(store=store, workspace=Workspace(workspace), retry=retry).run(flow)
+    finally:
+        flow.cancel()

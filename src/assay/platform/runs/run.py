@@ -195,7 +195,7 @@ class Run:
         *,
         summary: Mapping[str, Any] | None = None,
         outcomes: Sequence[OutcomeRecord] = (),
-        load_id: int | None = None,
+        load_id: int | Callable[[], int | None] | None = None,
         state: RunState = RunState.COMPLETED,
     ) -> dict[str, Any]:
         """The run's store commit: ``settle`` (the flow's store writes, returning changes to the
@@ -216,7 +216,7 @@ class Run:
         *,
         summary: Mapping[str, Any] | None = None,
         outcomes: Sequence[OutcomeRecord] = (),
-        load_id: int | None = None,
+        load_id: int | Callable[[], int | None] | None = None,
         state: RunState = RunState.COMPLETED,
     ) -> dict[str, Any]:
         """Settle and record the run as completed (or, for a check run whose every profile failed
@@ -230,6 +230,8 @@ class Run:
         self.manifest.summary = payload
         updates = settle() if settle is not None else None
         payload.update(updates or {})
+        if callable(load_id):  # known only once ``settle`` has run (a profile's load)
+            load_id = load_id()
         if self.store is not None and self.alerting is not None and state is RunState.COMPLETED:
             payload["incidents"] = self.alerting(self.store, payload, run_id=self.id)
         if self.store is not None:
