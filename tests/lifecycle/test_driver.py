@@ -154,7 +154,11 @@ def test_timing_and_query_counts_are_recorded(tmp_path: Path) -> None:
         assert [stage for stage, _ in store.stages(run.id)] == ["running", "measured", "judged", "notified"]
         assert store.stage_detail(run.id, "measured") == {"rows": 3}
         assert run.started_at <= run.finished_at
-        assert json.loads((tmp_path / "runs" / f"{run.id}.json").read_text()) == {"outcome": "passed"}
+        # the flow's summary, with where its time and queries went (every flow's says so)
+        written = json.loads((tmp_path / "runs" / f"{run.id}.json").read_text())
+        assert written == {"outcome": "passed", "seconds": written["seconds"], "queries": driver.queries}
+        assert set(written["seconds"]) == {"measure", "persist", "judge"}
+        assert run.summary == written
 
 
 def test_a_config_error_is_recorded_as_config_error_and_not_retried(tmp_path: Path) -> None:

@@ -21,15 +21,24 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay.platform.runs.dqdl import evaluate
 from assay.platform.runs.driver import Driver, Retry
 from assay.workspace import Workspace
 
 if TYPE_CHECKING:
     from assay.engine.base import Engine
     from assay.gate.gate import GateOptions, GateResult
+    from assay.judge.result import EvaluationResult
     from assay.monitor import ProfileResult
     from assay.store import MetricStore
+
+
+def evaluate(ruleset: Any, data: Any, **options: Any) -> EvaluationResult:
+    """Evaluate a ruleset as one run (:func:`assay.platform.runs.dqdl.evaluate`, which says
+    every option); imported on call, so that a profile or a gate never loads the DQDL flow's
+    row-level outcomes (and pyarrow with them)."""
+    from assay.platform.runs.dqdl import evaluate as run
+
+    return run(ruleset, data, **options)
 
 
 def gate(

@@ -84,7 +84,6 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from assay.engine import EngineError
 from assay.errors import AssayError, ConfigError, PlatformError
-from assay.lake.iceberg import PreconditionFailed
 from assay.platform.runs.faults import checkpoint, fallible
 from assay.platform.runs.run import Input, Run
 from assay.store.records import Attempt, OutcomeRecord
@@ -321,6 +320,9 @@ class Driver:
                 with self._timed("judge"):
                     judged = flow.judge(self, measured)
                 settlement = flow.settle(self, persisted, judged)
+                if self.recording:  # every flow's summary says where its time went (a flow's own wins)
+                    settlement.summary.setdefault("seconds", dict(self.seconds))
+                    settlement.summary.setdefault("queries", dict(self.queries))
                 if settlement.plan is not None:
                     run.manifest.settle = settlement.plan
                 own = settlement.commit if self.recording else None
@@ -355,6 +357,9 @@ class Driver:
 
     def _snapshot(self, snapshot: Snapshot) -> bool:
         """Commit the flow's snapshot; False when a twin committed the same file first."""
+        # imported here: a run that writes no table (a check, a profile) never loads PyIceberg
+        from assay.lake.iceberg import PreconditionFailed
+
         try:
             info = snapshot.warehouse.commit(
                 snapshot.table,
