@@ -31,6 +31,7 @@ import argparse
 import json
 import random
 import sys
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -38,7 +39,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from assay.monitor import DatasetConfig, profile
+from assay.monitor import DatasetConfig
+from assay.platform.flows import profile
 from assay.store import MetricStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -108,10 +110,12 @@ def run(config: Config, window: str, days: int) -> dict[str, Count]:
     settings = DatasetConfig(window=window, null_rate={"conditioned": conditioned})
     counts = {column: Count() for column in NATURAL_NULLS}
     draw = random.Random(2013)
-    with MetricStore.open("sqlite://") as store:
+    with MetricStore.open("sqlite://") as store, tempfile.TemporaryDirectory() as workspace:
         for day, load in daily_loads()[:days]:
             table = with_placebo(load.select(list(NATURAL_NULLS)), draw.randrange(1_000_000))
-            result = profile(table, dataset=DATASET, load_date=day, store=store, config=settings)
+            result = profile(
+                table, dataset=DATASET, load_date=day, store=store, config=settings, workspace=workspace
+            )
             for judgement in result.judgements:
                 if judgement.kind != "null_rate" or judgement.column not in counts:
                     continue

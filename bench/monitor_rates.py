@@ -42,7 +42,8 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
-from assay.monitor import DatasetConfig, profile
+from assay.monitor import DatasetConfig
+from assay.platform.flows import profile
 from assay.store import MetricStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -109,9 +110,11 @@ class Rates:
 def clean(source: Source, settings: DatasetConfig | None = None) -> Rates:
     rates = Rates()
     started = time.perf_counter()
-    with MetricStore.open("sqlite://") as store:
+    with MetricStore.open("sqlite://") as store, tempfile.TemporaryDirectory() as workspace:
         for i, (day, table) in enumerate(source.loads()):
-            result = profile(table, dataset=source.name, load_date=day, store=store, config=settings)
+            result = profile(
+                table, dataset=source.name, load_date=day, store=store, config=settings, workspace=workspace
+            )
             rates.loads += 1
             rates.judged += i > 0
             severities = {a.severity for a in result.alerts}
@@ -160,7 +163,9 @@ def fault(source: Source, name: str, suffix: str, folder: Path) -> str:
             else:
                 pq.write_table(table, path)
             settings = DatasetConfig.model_validate(source.tuned) if source.faults_tuned else None
-            result = profile(path, dataset=source.name, load_date=day, store=store, config=settings)
+            result = profile(
+                path, dataset=source.name, load_date=day, store=store, config=settings, workspace=folder
+            )
             if column is None:  # a clean day: the fault's alert must not fire yet
                 early += [str(day) for a in result.alerts if (a.column, a.kind) in _TARGETS[name](source)]
                 continue

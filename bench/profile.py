@@ -13,14 +13,15 @@ their top 10 with shares). The contenders, each in a fresh process of its own, i
 by round:
 
 - ``hand``: one hand-written DuckDB statement computing exactly those metrics (``HAND_SQL``);
-- ``assay``: ``assay.monitor.profile`` with an in-memory metric store, so that persisting the
-  profile is timed too. The store first receives the same file as the day before, untimed (its
-  time is printed apart: a dataset's first load counts integer and date columns exactly), so that
-  the timed load is judged against it as every later load is. As a secondary figure, the whole
-  ``assay profile`` command on the second load of a fresh workspace, against the hand-written
-  query's whole process and against its floor: that process importing first the libraries
-  DESIGN.md makes assay's (typer, sqlglot with its DuckDB dialect, SQLAlchemy on SQLite); and
-  the floor overlapped: the same imports while DuckDB runs the query on a thread;
+- ``assay``: ``assay.platform.flows.profile``, a recorded run as ``assay profile`` is, with an
+  in-memory metric store, so that persisting the profile and recording the run are timed too.
+  The store first receives the same file as the day before, untimed (its time is printed apart:
+  a dataset's first load counts integer and date columns exactly), so that the timed load is
+  judged against it as every later load is. As a secondary figure, the whole ``assay profile``
+  command on the second load of a fresh workspace, against the hand-written query's whole
+  process and against its floor: that process importing first the libraries DESIGN.md makes
+  assay's (typer, sqlglot with its DuckDB dialect, SQLAlchemy on SQLite); and the floor
+  overlapped: the same imports while DuckDB runs the query on a thread;
 - ``gx``: Great Expectations 1.24.1, SQL datasource on DuckDB (``peers/gx_child.py``);
 - ``soda``: Soda Core 4.28 with soda-duckdb (``peers/soda_child.py``).
 
@@ -268,19 +269,28 @@ def plain(value: Any) -> Any:
 def measure_assay(data: Path) -> dict[str, Any]:
     # Imported here, so that the hand-written contender's process does not carry assay's modules.
     try:
-        from assay.monitor import profile
+        from assay.platform.flows import profile
         from assay.store import MetricStore
     except ImportError as error:
-        raise SystemExit(f"assay's profile API (assay.monitor.profile) is not there: {error}") from None
+        raise SystemExit(
+            f"assay's profile API (assay.platform.flows.profile) is not there: {error}"
+        ) from None
 
-    with MetricStore.open("sqlite://") as store:
+    # a recorded run, as `assay profile` is: its runs/ summary goes to a workspace of its own
+    with MetricStore.open("sqlite://") as store, tempfile.TemporaryDirectory() as workspace:
         # The day before, untimed here: the first load of a dataset counts its integer and date
         # columns exactly, and the loads after it estimate those beyond the cap (the steady state).
         with Span() as first:
-            profile(data, dataset="bench", load_date=LOAD_DATE - timedelta(days=1), store=store)
+            profile(
+                data,
+                dataset="bench",
+                load_date=LOAD_DATE - timedelta(days=1),
+                store=store,
+                workspace=workspace,
+            )
         reset_peak_rss()
         with Span() as span:
-            result = profile(data, dataset="bench", load_date=LOAD_DATE, store=store)
+            result = profile(data, dataset="bench", load_date=LOAD_DATE, store=store, workspace=workspace)
         found = result.to_dict()
     return {
         **span.measurements(),

@@ -34,6 +34,7 @@ import json
 import os
 import platform
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -207,16 +208,25 @@ def measure_gate(engine: str, workspace: Path, batch: Path, master: str) -> dict
 
 
 def measure_profile(engine: str, data: Path, master: str) -> dict[str, Any]:
-    from assay.monitor import profile
+    from assay.platform.flows import profile
     from assay.store import MetricStore
 
     chosen, extra = _open(engine, master)
     sampler = JobSampler(chosen) if engine == "spark" else None
-    with MetricStore.open("sqlite://") as store:
+    with MetricStore.open("sqlite://") as store, tempfile.TemporaryDirectory() as workspace:
         # the first load, untimed: the timed one is judged against it as every later load is
-        profile(data, dataset="bench", load_date=date(2026, 1, 1), store=store, engine=chosen)
+        profile(
+            data, dataset="bench", load_date=date(2026, 1, 1), store=store, engine=chosen, workspace=workspace
+        )
         with Span() as span, sampler or nullcontext():
-            result = profile(data, dataset="bench", load_date=date(2026, 1, 2), store=store, engine=chosen)
+            result = profile(
+                data,
+                dataset="bench",
+                load_date=date(2026, 1, 2),
+                store=store,
+                engine=chosen,
+                workspace=workspace,
+            )
     return {
         **span.measurements(),
         **extra,

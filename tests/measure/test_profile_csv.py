@@ -18,6 +18,7 @@ from assay.lake.readers import ReadOptions, register
 from assay.lake.typed_csv import typed_view
 from assay.measure.profile import exact_columns, profile_query
 from assay.monitor import profile
+from assay.platform import flows
 from assay.store import MetricKey, MetricStore
 
 
@@ -32,7 +33,9 @@ def test_blank_text_is_counted_apart_from_nulls_in_a_real_csv(tmp_path: Path, st
     blank, na = tmp_path / "blank.csv", tmp_path / "na.csv"
     penguins.to_csv(blank, index=False)  # a missing sex is a blank cell
     penguins.to_csv(na, index=False, na_rep="NA")
-    result = profile(blank, dataset="penguins", load_date=date(2024, 1, 1), store=store)
+    result = flows.profile(
+        blank, dataset="penguins", load_date=date(2024, 1, 1), store=store, workspace=tmp_path
+    )
     sex = result.profile.column("sex")
     assert (sex.nulls, sex.blanks) == (0, 11)  # Glue's reading: blank text is "", not NULL
     assert (
@@ -69,11 +72,21 @@ def test_high_cardinality_text_is_estimated_after_its_first_load(tmp_path: Path,
     from assay.measure.profile import SMALL_LOAD
 
     rows = SMALL_LOAD + 1000  # a smaller load is counted exactly in every column
-    first = profile(_ids(tmp_path / "1.csv", rows, 1), dataset="ids", load_date=date(2024, 1, 1), store=store)
+    first = flows.profile(
+        _ids(tmp_path / "1.csv", rows, 1),
+        dataset="ids",
+        load_date=date(2024, 1, 1),
+        store=store,
+        workspace=tmp_path,
+    )
     ident = first.profile.column("id")
     assert (ident.distinct, ident.distinct_exact) == (rows, True)  # first seen: counted exactly
-    second = profile(
-        _ids(tmp_path / "2.csv", rows, 2), dataset="ids", load_date=date(2024, 1, 2), store=store
+    second = flows.profile(
+        _ids(tmp_path / "2.csv", rows, 2),
+        dataset="ids",
+        load_date=date(2024, 1, 2),
+        store=store,
+        workspace=tmp_path,
     )
     assert second.queries == 1
     ident, venue = second.profile.column("id"), second.profile.column("venue")
@@ -211,7 +224,9 @@ def test_a_small_load_is_counted_exactly_in_every_column(tmp_path: Path, store: 
     path = tmp_path / "penguins.csv"
     frame.to_csv(path, index=False)
     for day in (1, 2):
-        result = profile(path, dataset="penguins", load_date=date(2024, 1, day), store=store)
+        result = flows.profile(
+            path, dataset="penguins", load_date=date(2024, 1, day), store=store, workspace=tmp_path
+        )
         assert result.queries == 1
         for name in ("bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g", "rownames"):
             column = result.profile.column(name)

@@ -26,6 +26,7 @@ from sqlglot import exp
 from assay.engine import DuckDBEngine
 from assay.lake.readers import ReadOptions, register
 from assay.monitor import profile
+from assay.platform import flows
 from assay.store import MetricStore, schema
 from monitor.realdata import flights
 
@@ -109,7 +110,14 @@ def test_a_dataset_moved_from_duckdb_to_spark_raises_no_schema_alert(
     path, _ = files["flights-gzip"]
     with MetricStore.open(workspace=tmp_path) as store:
         for day, engine in ((1, "duckdb"), (2, "duckdb"), (3, spark_session)):
-            result = profile(path, dataset="f", load_date=date(2013, 1, day), store=store, engine=engine)
+            result = flows.profile(
+                path,
+                dataset="f",
+                load_date=date(2013, 1, day),
+                store=store,
+                engine=engine,
+                workspace=tmp_path,
+            )
         assert [a for a in result.alerts if a.kind == "schema"] == []
         assert store.load_schema(result.load_id) == [(c.name, c.type) for c in result.profile.columns]
         assert dict(result.profile.schema)["time_hour"] == "timestamptz"  # written with its "Z"
@@ -121,7 +129,7 @@ def test_a_store_written_with_duckdbs_type_names_reads_them_canonically(tmp_path
     path = tmp_path / "d.csv"
     path.write_text("id,name\n1,a\n2,b\n")
     with MetricStore.open(workspace=tmp_path) as store:
-        first = profile(path, dataset="d", load_date=date(2024, 1, 1), store=store)
+        first = flows.profile(path, dataset="d", load_date=date(2024, 1, 1), store=store, workspace=tmp_path)
         assert first.load_id is not None
         # the store refuses such names now (tests/store/test_column_types.py): written as it was then
         with store._transaction() as connection:
@@ -132,10 +140,12 @@ def test_a_store_written_with_duckdbs_type_names_reads_them_canonically(tmp_path
                     .values(type=old)
                 )
         assert store.load_schema(first.load_id) == [("id", "BIGINT"), ("name", "VARCHAR")]
-        again = profile(path, dataset="d", load_date=date(2024, 1, 2), store=store)
+        again = flows.profile(path, dataset="d", load_date=date(2024, 1, 2), store=store, workspace=tmp_path)
         assert [a for a in again.alerts if a.kind == "schema"] == []
         path.write_text("id,name\nx1,a\n2,b\n")  # long to double would be inference (docs/monitor.md)
-        changed = profile(path, dataset="d", load_date=date(2024, 1, 3), store=store)
+        changed = flows.profile(
+            path, dataset="d", load_date=date(2024, 1, 3), store=store, workspace=tmp_path
+        )
         assert [a.message for a in changed.alerts if a.kind == "schema"] == [
             "column id changed type from long to string"
         ]

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.monitor import DatasetConfig, history, profile
+from assay.monitor import DatasetConfig, history
+from assay.platform import flows
 from assay.store import MetricStore
 from test_cli import run
 
@@ -30,7 +31,14 @@ def _loads(tmp_path: Path) -> list[Path]:
 
 def _profile_all(store: MetricStore, tmp_path: Path, config: DatasetConfig | None = None) -> None:
     for i, path in enumerate(_loads(tmp_path)):
-        profile(path, dataset="s", load_date=date(2024, 1, 1) + timedelta(days=i), store=store, config=config)
+        flows.profile(
+            path,
+            dataset="s",
+            load_date=date(2024, 1, 1) + timedelta(days=i),
+            store=store,
+            config=config,
+            workspace=tmp_path,
+        )
 
 
 def test_the_value_beside_the_band_is_the_rate_it_judged(tmp_path: Path) -> None:

@@ -82,7 +82,9 @@ def test_every_module_is_at_most_700_lines() -> None:
 
 
 def test_the_profile_run_is_the_platforms_in_steps() -> None:
+    from assay.platform.runs.driver import Flow
     from assay.platform.runs.profile import ProfileFlow
 
-    steps = ("read", "measure", "persist", "judge", "route", "commit")
-    assert all(callable(getattr(ProfileFlow, step, None)) for step in steps)
+    # the driver owns the outline and the commit; the flow hands it these steps
+    steps = ("read", "measure", "persist", "judge", "settle")
+    assert issubclass(ProfileFlow, Flow) and all(callable(getattr(ProfileFlow, step, None)) for step in steps)

@@ -12,6 +12,7 @@ import pytest
 
 from assay.judge import drift
 from assay.monitor import DatasetConfig, history, profile
+from assay.platform import flows
 from assay.store import MetricStore
 
 START = date(2026, 1, 5)  # a Monday
@@ -37,13 +38,16 @@ def trades(
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> MetricStore:
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MetricStore:
+    # a profile that writes is a recorded run (flows.profile): its runs/ go to this test's
+    # workspace, the one the store is in (ASSAY_WORKSPACE is the default workspace)
+    monkeypatch.setenv("ASSAY_WORKSPACE", str(tmp_path))
     with MetricStore.open(workspace=tmp_path) as opened:
         yield opened
 
 
 def run(store: MetricStore, table: pa.Table, i: int, **kw: object) -> list[tuple[str, str | None, str]]:
-    result = profile(table, dataset="trades", load_date=day(i), store=store, **kw)  # type: ignore[arg-type]
+    result = flows.profile(table, dataset="trades", load_date=day(i), store=store, **kw)  # type: ignore[arg-type]
     return [(a.kind, a.column, a.severity) for a in result.alerts]
 
 
@@ -95,7 +99,7 @@ def test_numbers_and_dates_are_exact_up_to_the_cap(
     # the cap decides in loads larger than SMALL_LOAD (every column of a smaller one is counted):
     # lowered here, so that 6,000 rows show the rule
     monkeypatch.setattr("assay.measure.profile.SMALL_LOAD", 1000)
-    first = profile(counted(), dataset="counted", load_date=day(0), store=store)
+    first = flows.profile(counted(), dataset="counted", load_date=day(0), store=store)
     assert first.queries == 1
     c = {col.name: col for col in first.profile.columns}
     # first seen: integers and dates are counted exactly, floats estimated
@@ -106,7 +110,7 @@ def test_numbers_and_dates_are_exact_up_to_the_cap(
     # a low-cardinality number has top values, but no value set: numbers are not categories
     assert c["status"].top(1) == [("0", 120, 0.02)] and c["status"].values is None
     assert c["account"].top() == []  # one value per two rows: not low-cardinality
-    second = profile(counted(), dataset="counted", load_date=day(1), store=store)
+    second = flows.profile(counted(), dataset="counted", load_date=day(1), store=store)
     assert second.queries == 1
     c = {col.name: col for col in second.profile.columns}
     # the previous load decides: within the cap exact, beyond it estimated
@@ -139,7 +143,9 @@ def test_the_band_respects_evidence_and_variation(store: MetricStore) -> None:
 def test_a_never_seen_value_opens_a_decision(store: MetricStore) -> None:
     for i in range(3):
         run(store, trades(seed=i), i)
-    result = profile(trades(seed=3, venues=("XLON", "XNEW")), dataset="trades", load_date=day(3), store=store)
+    result = flows.profile(
+        trades(seed=3, venues=("XLON", "XNEW")), dataset="trades", load_date=day(3), store=store
+    )
     (alert,) = [a for a in result.alerts if a.kind == "new_value"]
     assert alert.column == "venue" and alert.values == [
         {"value": "XNEW", "count": 100, "decision": "pending"}
@@ -169,7 +175,7 @@ def test_profiling_a_date_again_replaces_it(store: MetricStore) -> None:
     for i in range(3):
         run(store, trades(seed=i), i)
     run(store, trades(seed=9, venues=("XLON", "XOOPS")), 2)  # a wrong file for day 2...
-    result = profile(trades(seed=2), dataset="trades", load_date=day(2), store=store)  # ...resent
+    result = flows.profile(trades(seed=2), dataset="trades", load_date=day(2), store=store)  # ...resent
     assert result.replaced == 1
     assert [load.logical_date for load in store.window("trades", date.max)] == [day(2), day(1), day(0)]
     assert "XOOPS" not in store.value_set("trades", "venue")
@@ -289,10 +295,12 @@ def test_a_conditioned_column_added_later(store: MetricStore) -> None:
     """The activity series is taken over the loads that have the column, not the whole window."""
     config = DatasetConfig.model_validate({"null_rate": {"conditioned": {"fill": "Column.qty.Maximum"}}})
     for i in range(5):
-        profile(pa.table({"qty": [i, 2 * i]}), dataset="trades", load_date=day(i), store=store, config=config)
+        flows.profile(
+            pa.table({"qty": [i, 2 * i]}), dataset="trades", load_date=day(i), store=store, config=config
+        )
     for i in range(5, 16):
         table = pa.table({"qty": [i, 2 * i, 3], "fill": [1, None if i % 2 else 2, 3]})
-        result = profile(table, dataset="trades", load_date=day(i), store=store, config=config)
+        result = flows.profile(table, dataset="trades", load_date=day(i), store=store, config=config)
     (judged,) = [j for j in result.judgements if (j.kind, j.column) == ("null_rate", "fill")]
     assert judged.detail is not None and judged.detail["model"] == "conditioned"
 
@@ -301,7 +309,7 @@ def test_profiling_a_date_again_counts_its_rows_once(store: MetricStore) -> None
     for i in range(7):
         run(store, trades(seed=i), i)
     for _ in range(3):
-        result = profile(
+        result = flows.profile(
             trades(seed=7, venues=("XLON", "XNEW", "XNEW", "XNEW")),
             dataset="trades",
             load_date=day(7),
@@ -310,22 +318,22 @@ def test_profiling_a_date_again_counts_its_rows_once(store: MetricStore) -> None
     (decision,) = store.decisions("trades")
     assert decision.rows == 150 and result.decisions == [decision.id]
     # the vendor corrects the file: the value was never really there, and its decision goes
-    profile(trades(seed=7), dataset="trades", load_date=day(7), store=store)
+    flows.profile(trades(seed=7), dataset="trades", load_date=day(7), store=store)
     assert store.decisions("trades") == []
 
 
 def test_a_category_stays_a_category_in_a_small_load(store: MetricStore) -> None:
     codes = [f"C{i:02d}" for i in range(16)]
     for i in range(7):
-        profile(pa.table({"carrier": codes * 50}), dataset="flights", load_date=day(i), store=store)
+        flows.profile(pa.table({"carrier": codes * 50}), dataset="flights", load_date=day(i), store=store)
     small = pa.table({"carrier": [*codes[:15], "NEW", *codes[:4]]})
-    result = profile(small, dataset="flights", load_date=day(7), store=store)
+    result = flows.profile(small, dataset="flights", load_date=day(7), store=store)
     assert [a.values for a in result.alerts if a.kind == "new_value"] == [
         [{"value": "NEW", "count": 1, "decision": "pending"}]
     ]
     # but a category that turns into mostly new values is one alert, not a flood of decisions
     ids = pa.table({"carrier": [f"ID{i}" for i in range(800)]})
-    later = profile(ids, dataset="flights", load_date=day(8), store=store)
+    later = flows.profile(ids, dataset="flights", load_date=day(8), store=store)
     (flood,) = [a for a in later.alerts if a.kind == "new_value"]
     assert flood.severity == "soft" and flood.message.startswith("800 of 800 values never seen before")
     assert later.profile.column("carrier").values is None and later.decisions == []
@@ -337,11 +345,24 @@ def test_dates_are_judged_relative_to_the_load_date(store: MetricStore) -> None:
     for i in range(10):
         when = day(i)
         table = pa.table({"event_date": [when - timedelta(days=1), when]})
-        assert [a for a in profile(table, dataset="events", load_date=when, store=store).alerts] == []
+        assert [a for a in flows.profile(table, dataset="events", load_date=when, store=store).alerts] == []
     late = pa.table({"event_date": [day(10) - timedelta(days=1), date(2031, 1, 1)]})
-    (alert,) = profile(late, dataset="events", load_date=day(10), store=store).alerts
+    (alert,) = flows.profile(late, dataset="events", load_date=day(10), store=store).alerts
     assert (alert.kind, alert.column, alert.severity) == ("range", "event_date", "soft")
     assert "from the load date" in alert.message
     points = history(store, "events", column="event_date", metric="Maximum")
     assert points[-1].high is not None and points[-1].high < (date(2031, 1, 1) - date(1970, 1, 1)).days
     assert points[-1].low is not None and points[-1].low > (day(0) - date(1970, 1, 1)).days
+
+
+def test_a_profile_that_writes_to_a_store_is_a_recorded_run(store: MetricStore) -> None:
+    # the stage library only measures: storing and judging a load is the platform's run, with
+    # its run record and incidents (docs/monitor.md, "In the code")
+    from assay.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"assay\.platform\.flows\.profile") as refused:
+        profile(trades(), dataset="trades", load_date=day(0), store=store)
+    assert "store=" in str(refused.value)
+    with pytest.raises(ConfigError, match=r"assay\.platform\.flows\.profile"):
+        profile(trades(), dataset="trades", load_date=day(0), window="last:5")
+    assert store.runs("trades") == [] and store.load_for_date("trades", day(0)) == []

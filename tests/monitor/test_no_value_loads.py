@@ -18,7 +18,8 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from assay.monitor import DatasetConfig, ProfileResult, profile
+from assay.monitor import DatasetConfig, ProfileResult
+from assay.platform import flows
 from assay.store import MetricStore
 from monitor.realdata import weather_daily
 
@@ -48,7 +49,7 @@ def test_a_blank_number_column_neither_flips_type_nor_becomes_a_category(
     results: dict[date, ProfileResult] = {}
     for day, table in weather_daily()[:DAYS]:
         path = _csv(tmp_path, day.isoformat(), table.to_pandas())
-        results[day] = profile(path, dataset="weather", load_date=day, store=store)
+        results[day] = flows.profile(path, dataset="weather", load_date=day, store=store, workspace=tmp_path)
     for day, result in results.items():
         gust = result.profile.column("wind_gust")
         if day in BLANK:
@@ -80,7 +81,9 @@ def test_a_parquet_column_of_nulls_only_has_no_type(store: MetricStore, tmp_path
         frame = pd.DataFrame({"station": ["A", "B"] * 20, "gust": values})
         path = tmp_path / f"d{i}.parquet"
         frame.to_parquet(path, index=False)
-        result = profile(path, dataset="gusts", load_date=start + timedelta(days=i), store=store)
+        result = flows.profile(
+            path, dataset="gusts", load_date=start + timedelta(days=i), store=store, workspace=tmp_path
+        )
         assert [a for a in _kinds(result) if a[0] in ("schema", "new_value")] == [], (i, result.alerts)
         assert result.profile.column("gust").type == ("unknown" if i in (5, 6) else "double")
     assert "gust" not in store.categorical_columns("gusts")
@@ -94,7 +97,14 @@ def test_with_blanks_false_the_cells_of_a_blank_number_column_are_its_nulls(
     for i in range(7):
         values = [None] * 40 if i == 6 else [23.0, None, 20.7, 18.4] * 10
         path = _csv(tmp_path, f"d{i}", pd.DataFrame({"station": ["A", "B"] * 20, "gust": values}))
-        result = profile(path, dataset="g", load_date=start + timedelta(days=i), store=store, config=config)
+        result = flows.profile(
+            path,
+            dataset="g",
+            load_date=start + timedelta(days=i),
+            store=store,
+            config=config,
+            workspace=tmp_path,
+        )
     gust = result.profile.column("gust")
     assert (gust.nulls, gust.blanks) == (40, 0)
     # every cell missing where a quarter was: the null-rate band says so, as for nulls in Parquet
@@ -106,7 +116,9 @@ def test_a_text_column_that_is_blank_one_day_stays_text(store: MetricStore, tmp_
     for i in range(3):
         notes = [""] * 4 if i == 1 else ["late", "", "ok", "late"]
         path = _csv(tmp_path, f"d{i}", pd.DataFrame({"id": [1, 2, 3, 4], "note": notes}))
-        result = profile(path, dataset="n", load_date=start + timedelta(days=i), store=store)
+        result = flows.profile(
+            path, dataset="n", load_date=start + timedelta(days=i), store=store, workspace=tmp_path
+        )
         assert result.profile.column("note").type == "string"
         assert [a for a in _kinds(result) if a[0] == "schema"] == []
 
@@ -126,7 +138,13 @@ def _numbers(
                 path, index=False
             )
         results.append(
-            profile(path, dataset="x", load_date=date(2024, 1, 1) + timedelta(days=i), store=store)
+            flows.profile(
+                path,
+                dataset="x",
+                load_date=date(2024, 1, 1) + timedelta(days=i),
+                store=store,
+                workspace=tmp_path,
+            )
         )
     return results
 
@@ -158,7 +176,13 @@ def test_dates_read_as_timestamps_are_no_schema_alert(store: MetricStore, tmp_pa
         path = tmp_path / f"t{i}.csv"
         path.write_text("id,at\n" + "".join(f"{n},{c}\n" for n, c in enumerate(cells)))
         results.append(
-            profile(path, dataset="t", load_date=date(2024, 1, 1) + timedelta(days=i), store=store)
+            flows.profile(
+                path,
+                dataset="t",
+                load_date=date(2024, 1, 1) + timedelta(days=i),
+                store=store,
+                workspace=tmp_path,
+            )
         )
     assert [r.profile.column("at").type for r in results] == ["date"] * 3 + ["timestamp", "date"]
     assert all(k != "schema" for r in results for k, _, _ in _kinds(r))

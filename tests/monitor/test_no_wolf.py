@@ -18,12 +18,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
 from assay.judge import drift
-from assay.monitor import DatasetConfig, ProfileResult, profile
+from assay.monitor import DatasetConfig, ProfileResult
+from assay.platform import flows
 from assay.store import MetricStore
 from monitor.realdata import seattle_monthly, txhousing_monthly, weather_daily, with_value
 
@@ -38,30 +40,37 @@ class Run:
     results: dict[date, ProfileResult] = field(default_factory=dict)
 
 
-def _profile(store: MetricStore, dataset: str, loads: tuple[tuple[date, pa.Table], ...]) -> Run:
+def _profile(
+    store: MetricStore, dataset: str, loads: tuple[tuple[date, pa.Table], ...], workspace: Path
+) -> Run:
     run = Run(store)
     for day, table in loads:
         run.loads[day] = table
-        run.results[day] = profile(table, dataset=dataset, load_date=day, store=store)
+        run.results[day] = flows.profile(
+            table, dataset=dataset, load_date=day, store=store, workspace=workspace
+        )
     return run
 
 
 @pytest.fixture(scope="module")
 def weather(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
-    with MetricStore.open(workspace=tmp_path_factory.mktemp("weather")) as store:
-        yield _profile(store, "weather", weather_daily()[:DAYS])
+    workspace = tmp_path_factory.mktemp("weather")
+    with MetricStore.open(workspace=workspace) as store:
+        yield _profile(store, "weather", weather_daily()[:DAYS], workspace)
 
 
 @pytest.fixture(scope="module")
 def seattle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
-    with MetricStore.open(workspace=tmp_path_factory.mktemp("seattle")) as store:
-        yield _profile(store, "seattle", seattle_monthly())
+    workspace = tmp_path_factory.mktemp("seattle")
+    with MetricStore.open(workspace=workspace) as store:
+        yield _profile(store, "seattle", seattle_monthly(), workspace)
 
 
 @pytest.fixture(scope="module")
 def txhousing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
-    with MetricStore.open(workspace=tmp_path_factory.mktemp("txhousing")) as store:
-        yield _profile(store, "txhousing", txhousing_monthly())
+    workspace = tmp_path_factory.mktemp("txhousing")
+    with MetricStore.open(workspace=workspace) as store:
+        yield _profile(store, "txhousing", txhousing_monthly(), workspace)
 
 
 def soft_days(run: Run) -> list[date]:
@@ -134,14 +143,16 @@ def test_few_soft_alerts_on_clean_monthly_loads(seattle: Run) -> None:
     assert len(soft_days(seattle)) <= SOFT_SHARE * (len(seattle.results) - 1)
 
 
-def test_a_short_month_is_still_judged() -> None:
+def test_a_short_month_is_still_judged(tmp_path: Path) -> None:
     """Per day of the month, a month that lost a week is still a volume alert."""
     loads = seattle_monthly()[:24]
     with MetricStore.open("sqlite://") as store:
         for day, table in loads:
-            profile(table, dataset="seattle", load_date=day, store=store)
+            flows.profile(table, dataset="seattle", load_date=day, store=store, workspace=tmp_path)
         day, table = seattle_monthly()[24]
-        result = profile(table.slice(0, 24), dataset="seattle", load_date=day, store=store)
+        result = flows.profile(
+            table.slice(0, 24), dataset="seattle", load_date=day, store=store, workspace=tmp_path
+        )
     assert [(a.kind, a.severity) for a in result.alerts if a.kind == "volume"] == [("volume", "soft")]
 
 
@@ -171,6 +182,8 @@ def test_a_panels_entity_column_declared_categorical_catches_a_new_city(
         alerts = []
         for i, (day, table) in enumerate(loads):
             load = with_value(table, "city", "Zzyzx", 1) if i == 24 else table
-            result = profile(load, dataset="tx", load_date=day, store=store, config=config)
+            result = flows.profile(
+                load, dataset="tx", load_date=day, store=store, config=config, workspace=tmp_path
+            )
             alerts.append([a for a in result.alerts if a.kind == "new_value" and a.column == "city"])
     assert not any(alerts[:24]) and alerts[24]

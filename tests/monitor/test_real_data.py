@@ -21,7 +21,8 @@ from datetime import date
 import pyarrow as pa
 import pytest
 
-from assay.monitor import ProfileResult, profile
+from assay.monitor import ProfileResult
+from assay.platform import flows
 from assay.store import MetricStore
 from assay.store.profiles import Decision
 from monitor.realdata import (
@@ -60,11 +61,12 @@ class Timeline:
 
 @pytest.fixture(scope="module")
 def timeline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Timeline]:
-    with MetricStore.open(workspace=tmp_path_factory.mktemp("flights")) as store:
+    workspace = tmp_path_factory.mktemp("flights")
+    with MetricStore.open(workspace=workspace) as store:
         run = Timeline(store)
 
         def load(day: date, table: pa.Table) -> ProfileResult:
-            result = profile(table, dataset=DATASET, load_date=day, store=store)
+            result = flows.profile(table, dataset=DATASET, load_date=day, store=store, workspace=workspace)
             run.results[day] = result
             return result
 

@@ -14,7 +14,8 @@ import pytest
 
 from assay.errors import ConfigError
 from assay.judge import drift
-from assay.monitor import DatasetConfig, ProfileResult, profile
+from assay.monitor import DatasetConfig, ProfileResult
+from assay.platform import flows
 from assay.platform.checks.settings import load_config
 from assay.store import MetricStore
 from monitor.realdata import loads_between, with_nulls
@@ -23,7 +24,9 @@ from test_cli import run as cli
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> MetricStore:
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MetricStore:
+    # profiles are recorded runs (flows.profile): their runs/ go to this test's workspace
+    monkeypatch.setenv("ASSAY_WORKSPACE", str(tmp_path))
     with MetricStore.open(workspace=tmp_path) as opened:
         yield opened
 
@@ -40,7 +43,7 @@ def test_not_categorical_and_categorical_override_the_guess(store: MetricStore) 
     assert [a for a in alerts if a[0] == "new_value"] == []
     assert store.categorical_columns("trades") == {"fill", "side"}
     # the top values of a column that is no category are still shown
-    result = profile(trades(seed=5), dataset="trades", load_date=day(5), store=store, config=settings)
+    result = flows.profile(trades(seed=5), dataset="trades", load_date=day(5), store=store, config=settings)
     assert result.profile.column("venue").values is None and result.profile.column("venue").top(1)
 
 
@@ -74,12 +77,12 @@ def test_switches_per_kind_and_per_column(store: MetricStore) -> None:
         run(store, trades(seed=i), i, config=settings)
     broken = trades(20, seed=9)
     broken = broken.set_column(3, "fill", pa.array([None] * 10 + broken.column("fill").to_pylist()[10:]))
-    result = profile(broken, dataset="trades", load_date=day(6), store=store, config=settings)
+    result = flows.profile(broken, dataset="trades", load_date=day(6), store=store, config=settings)
     assert [(a.kind, a.column) for a in result.alerts] == []
     assert {j.kind for j in result.judgements} == {"null_rate", "new_value"}
     assert "fill" not in {j.column for j in result.judgements if j.kind == "null_rate"}
     # the same load with the switches at their defaults: both alerts
-    again = profile(broken, dataset="trades", load_date=day(6), store=store)
+    again = flows.profile(broken, dataset="trades", load_date=day(6), store=store)
     assert {(a.kind, a.column) for a in again.alerts} == {("volume", None), ("null_rate", "fill")}
     # a column's own switch turns a kind back on where the dataset turned it off
     on = config({"checks": {"null_rate": False}, "columns": {"fill": {"checks": {"null_rate": True}}}})
@@ -129,13 +132,15 @@ def test_blanks_count_as_missing_and_are_told_apart(store: MetricStore) -> None:
 
     for i in range(6):
         assert run(store, load(i), i) == []
-    result = profile(load(6, blank=4), dataset="trades", load_date=day(6), store=store)
+    result = flows.profile(load(6, blank=4), dataset="trades", load_date=day(6), store=store)
     (alert,) = result.alerts
     assert (alert.kind, alert.column, alert.severity) == ("null_rate", "side", "hard")
     assert alert.observed == pytest.approx(0.02)
     assert alert.message.startswith("4 missing (0 nulls, 4 blanks) (2.00%)")
     nulls_only = config({"null_rate": {"blanks": False}})
-    again = profile(load(6, blank=4), dataset="trades", load_date=day(6), store=store, config=nulls_only)
+    again = flows.profile(
+        load(6, blank=4), dataset="trades", load_date=day(6), store=store, config=nulls_only
+    )
     # judged as nulls only, a blank is a text value like any other: a new one, not a missing one
     assert [(a.kind, a.column) for a in again.alerts] == [("new_value", "side")]
 
@@ -216,7 +221,9 @@ def test_two_percent_missing_in_a_file_is_hard_that_day(tmp_path: Path, suffix: 
                 for i, name in enumerate(n for n in planted if n != "dest"):
                     table, _ = with_nulls(table, name, 0.02, seed=i)
             path = _write(table, tmp_path / f"flights-{when}{suffix}")
-            results[when] = profile(path, dataset="flights", load_date=when, store=opened)
+            results[when] = flows.profile(
+                path, dataset="flights", load_date=when, store=opened, workspace=tmp_path
+            )
     faulty = [(a.column, a.severity) for a in results[FAULT].alerts if a.kind == "null_rate"]
     assert sorted(faulty) == sorted((name, "hard") for name in planted)
     earlier = [

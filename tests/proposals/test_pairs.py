@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 
 import pyarrow as pa
 
 from assay.engine import DuckDBEngine
 from assay.measure.profile import counted_pairs
 from assay.measure.profile import profile as measure
-from assay.monitor import profile
+from assay.platform import flows
 from assay.store import MetricKey, MetricStore
 
 TABLE = pa.table(
@@ -39,10 +40,10 @@ def test_counted_in_the_one_query() -> None:
     ]
 
 
-def test_a_mixed_pair_is_not_counted_again_and_disjoint_ranges_are_not_counted() -> None:
+def test_a_mixed_pair_is_not_counted_again_and_disjoint_ranges_are_not_counted(tmp_path: Path) -> None:
     with MetricStore.open("sqlite://") as store:
         for day in (1, 2, 3):
-            profile(TABLE, dataset="t", load_date=date(2026, 1, day), store=store)
+            flows.profile(TABLE, dataset="t", load_date=date(2026, 1, day), store=store, workspace=tmp_path)
         loads = store.window("t", date(2026, 1, 9))
         first, second, third = (store.metrics_of(x.id) for x in reversed(loads))
     less = MetricKey.multicolumn(["opened", "noise"], "LessCount")

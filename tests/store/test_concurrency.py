@@ -101,17 +101,26 @@ DAYS_PER_WORKER = 6
 def profile_loads(url: str, barrier: Barrier, worker: int) -> None:
     """Profile loads of one dataset: worker 0 the even days, worker 1 the odd ones, each with
     the values the other holds too, and every load from the fourth on with the same new value."""
+    import tempfile
+
     import pyarrow as pa
 
-    from assay.monitor import profile
+    from assay.platform import flows
 
-    with breaking(barrier), MetricStore.open(url) as store:
+    # each process's runs/ in a folder of its own (the store is the shared part)
+    with breaking(barrier), MetricStore.open(url) as store, tempfile.TemporaryDirectory() as workspace:
         barrier.wait()
         for i in range(DAYS_PER_WORKER):
             number = 2 * i + worker
             venues = ["XLON", "XPAR", "XETR"] * 10 + (["XNEW"] * (number + 1) if number >= 4 else [])
             table = pa.table({"venue": venues, "qty": list(range(len(venues)))})
-            profile(table, dataset="trades", load_date=MAY_1.date() + timedelta(days=number), store=store)
+            flows.profile(
+                table,
+                dataset="trades",
+                load_date=MAY_1.date() + timedelta(days=number),
+                store=store,
+                workspace=workspace,
+            )
 
 
 def test_processes_profiling_at_once_all_land(store_url: str) -> None:

@@ -6,6 +6,7 @@ passes both days; the monitor alerts on exactly those days, and the new venue wa
 
 from __future__ import annotations
 
+import functools
 import random
 from datetime import date, timedelta
 from typing import Any
@@ -16,7 +17,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from assay._render import decision_dict, progress
-from assay.monitor import ProfileResult, history, profile
+from assay.monitor import ProfileResult, history
+from assay.platform.flows import profile
 from assay.store import MetricStore
 from assay.workspace import Workspace
 
@@ -73,14 +75,16 @@ def run_vendor(console: Console, workspace: Workspace, *, status: Console) -> di
     (checks / f"{DATASET}.yaml").write_text(CONFIG)
     from assay.platform.checks.settings import load_config
 
-    config = load_config(checks / f"{DATASET}.yaml")
+    config = functools.partial(load_config, checks / f"{DATASET}.yaml")  # read inside each run
     alerted: list[ProfileResult] = []
     with MetricStore.open(workspace=workspace.root) as store:
         with progress(status, f"Profiling {len(DAYS)} daily files", len(DAYS)) as step:
             for day in DAYS:
                 path = folder / f"trades_{day.isoformat()}.parquet"
                 pq.write_table(trades(day), path)
-                result = profile(path, dataset=DATASET, load_date=day, store=store, config=config)
+                result = profile(
+                    path, dataset=DATASET, load_date=day, store=store, workspace=workspace.root, config=config
+                )
                 if result.alerts:
                     alerted.append(result)
                 step()
@@ -98,6 +102,7 @@ def run_vendor(console: Console, workspace: Workspace, *, status: Console) -> di
                     f"{alert.column or '(load)'}: {escape(alert.message)}"
                 )
         pending = store.decisions(DATASET, "pending")
+        incidents = store.incidents(dataset=DATASET)
         points = history(store, DATASET, column="settle_ccy")
     plot = workspace.root / "settle_ccy.png"
     from assay._plot import plot_history
@@ -106,6 +111,11 @@ def run_vendor(console: Console, workspace: Workspace, *, status: Console) -> di
     console.print(
         f"\nsettle_ccy had no null in {DAYS.index(NULL_DAY)} files: its band has zero width, so "
         "2% nulls is a hard alert. The new venue is not mapped to a default: it waits on a decision.",
+        highlight=False,
+    )
+    console.print(
+        f"Each day's profile is a recorded run (runs/); the alerts opened {len(incidents)} incident(s) "
+        f"for the dataset's owners: assay incidents list --workspace {workspace.root}",
         highlight=False,
     )
     for decision in pending:
@@ -132,5 +142,6 @@ def run_vendor(console: Console, workspace: Workspace, *, status: Console) -> di
             {"load_date": r.load_date.isoformat(), **alert.to_dict()} for r in alerted for alert in r.alerts
         ],
         "decisions": [decision_dict(d) for d in pending],
+        "incidents": [i.id for i in incidents],
         "plot": str(plot),
     }

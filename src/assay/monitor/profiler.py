@@ -2,25 +2,20 @@
 the load and measures it in one query; :func:`persist` stores the load, its metrics and its
 profile; :func:`judge` judges it against the window the history read model finds; :func:`route`
 keeps the judgements and opens the decisions. The platform's profile run
-(:mod:`assay.platform.runs.profile`) calls them inside one run; :func:`profile` calls them
-without one (the Python API and the benchmarks).
+(:mod:`assay.platform.runs.profile`) calls them inside one run, so that every profile that writes
+to a store is recorded and opens its incidents; :func:`profile` only measures (the Python API
+without a store, the benchmarks of the scan).
 
 >>> import pyarrow as pa
 >>> from datetime import date
->>> from assay.store import MetricStore
->>> with MetricStore.open("sqlite://") as store:
-...     for day in range(1, 8):
-...         result = profile(pa.table({"venue": ["XLON", "XPAR"]}), dataset="trades",
-...                          load_date=date(2026, 1, day), store=store)
-...     result = profile(pa.table({"venue": ["XLON", "XNEW"]}), dataset="trades",
-...                      load_date=date(2026, 1, 8), store=store)
->>> [(a.kind, a.column, a.values) for a in result.alerts]
-[('new_value', 'venue', [{'value': 'XNEW', 'count': 1, 'decision': 'pending'}])]
+>>> result = profile(pa.table({"venue": ["XLON", "XPAR", "XLON"]}), dataset="trades",
+...                  load_date=date(2026, 1, 1))
+>>> result.profile.rows, result.profile.columns[0].values, result.load_id
+(3, {'XLON': 2, 'XPAR': 1}, None)
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,9 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.engine import DataKind, Engine
+from assay.errors import ConfigError
 from assay.judge import drift
 from assay.judge.result import json_number
-from assay.lake import checksum as checksums
 from assay.lake.readers import ReadOptions, Registered, file_format, register
 from assay.measure.profile import ColumnProfile, LoadProfile, counted_pairs, exact_columns, is_small
 from assay.measure.profile import profile as measure_columns
@@ -299,45 +294,37 @@ def profile(
     *,
     dataset: str,
     load_date: date,
-    store: MetricStore | None = None,
-    window: str | drift.Window | None = None,
     config: DatasetConfig | None = None,
     engine: Engine | str | Any = None,
     read: ReadOptions | None = None,
+    store: object = None,
+    window: object = None,
 ) -> ProfileResult:
-    """Profile one load of ``dataset`` in one query, store it (replacing an earlier profile of the
-    same date), and judge it against the window of earlier loads, without a run: the load, its
-    profile, its judgement and its decisions are one store transaction. Without a store, only
-    measure. ``engine`` is an open engine, an engine's name (``"duckdb"``, ``"spark"``; default
-    ``ASSAY_ENGINE``, else DuckDB) or a ``SparkSession`` to run on. A recorded run, with its
-    incidents, is :func:`assay.platform.flows.profile`."""
-    config = config or DatasetConfig()
-    chosen = window_of(window, config)
-    # The file's checksum is read beside the engine's work (assay.lake.checksum), or taken from
-    # the command that began reading it before its imports.
-    source = Path(data) if isinstance(data, str | os.PathLike) and store is not None else None
-    checksum = checksums.later(source) if source is not None else None
-    own = not isinstance(engine, Engine)
-    try:
-        if not isinstance(engine, Engine):  # a name ("duckdb", "spark"), a SparkSession or None
-            from assay.engine.registry import engine_for, open_engine
+    """Measure one load of ``dataset`` in one query, without a store: nothing is kept, nothing
+    judged. ``engine`` is an open engine (the caller's: not closed), an engine's name
+    (``"duckdb"``, ``"spark"``; default ``ASSAY_ENGINE``, else DuckDB) or a ``SparkSession``.
 
-            engine = open_engine(engine_for(engine, data))
-        history = History(store, dataset, load_date) if store is not None else None
-        result = measure(
-            engine, data, dataset=dataset, load_date=load_date, config=config, history=history, read=read
+    A profile that writes to a store is a recorded run, with its incidents:
+    :func:`assay.platform.flows.profile`. ``store`` and ``window`` are refused here with a
+    :class:`~assay.errors.ConfigError` that says so (this library sits below the platform)."""
+    if store is not None or window is not None:
+        given = "store=" if store is not None else "window="
+        raise ConfigError(
+            f"assay.monitor.profile only measures a load; {given} stores and judges it, which is a "
+            "recorded run: call assay.platform.flows.profile(data, dataset=..., load_date=..., "
+            'store=..., workspace=...) instead (docs/monitor.md, "In the code")'
         )
-        if store is None or history is None:
-            return result
-        sha256 = checksum.result() if checksum else None
-        with store.transaction(lock=dataset):
-            persist(store, result, sha256=sha256)
-            route(store, result, judge(history, result, chosen, config))
-        return result
+    own = not isinstance(engine, Engine)
+    if not isinstance(engine, Engine):  # a name ("duckdb", "spark"), a SparkSession or None
+        from assay.engine.registry import engine_for, open_engine
+
+        engine = open_engine(engine_for(engine, data))
+    try:
+        return measure(
+            engine, data, dataset=dataset, load_date=load_date, config=config or DatasetConfig(), read=read
+        )
     finally:
-        if checksum is not None:
-            checksum.cancel()  # done already, or no longer needed
-        if own and isinstance(engine, Engine):
+        if own:
             engine.close()
 
 
