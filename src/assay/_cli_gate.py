@@ -159,7 +159,8 @@ def table_list(
     from assay._render import print_tables
     from assay.lake.iceberg import Warehouse
 
-    tables = Warehouse.open(Workspace(workspace).existing()).tables()
+    with Warehouse.open(Workspace(workspace).existing()) as warehouse:
+        tables = warehouse.tables()
     if json_out:
         rows = [
             {
@@ -193,7 +194,8 @@ def table_export(
     from assay.store import MetricStore
 
     space = Workspace(workspace)
-    rows = Warehouse.open(space.existing()).export(table, out_file)
+    with Warehouse.open(space.existing()) as warehouse:
+        rows = warehouse.export(table, out_file)
     # a read of the table that assay saw: what its importance is made of (docs/scores.md)
     with MetricStore.open(store_url(store), workspace=space.root) as metric_store:
         metric_store.record_read(

@@ -193,7 +193,8 @@ class Bureau:
                         f"product_limit={row['product_limit']}: {escape(row['dq_reasons'])}",
                         highlight=False,
                     )
-        info = next(t for t in Warehouse.open(self.workspace.root).tables() if t.name == "silver.accounts")
+        with Warehouse.open(self.workspace.root) as warehouse:
+            info = next(t for t in warehouse.tables() if t.name == "silver.accounts")
         console.print(
             f"\nsilver.accounts: {info.rows} rows in {info.partitions} contributor-months, "
             f"{info.snapshots} snapshots; no prev_ or validation column in its {len(info.schema)} columns.",

@@ -235,11 +235,15 @@ def release(workspace: Workspace, store: MetricStore, decision: Decision) -> lis
             commit = [r and not t for r, t in zip(ready, taken, strict=True)]
             chosen = rows.filter(pa.array(commit))
             if chosen.num_rows:
-                Warehouse.open(workspace.root).commit(
-                    decision.dataset,
-                    chosen,
-                    properties={"assay.run-id": f"decision-{decision.id}", "assay.contributor": contributor},
-                )
+                with Warehouse.open(workspace.root) as warehouse:
+                    warehouse.commit(
+                        decision.dataset,
+                        chosen,
+                        properties={
+                            "assay.run-id": f"decision-{decision.id}",
+                            "assay.contributor": contributor,
+                        },
+                    )
                 lines.append(
                     f"committed {chosen.num_rows} held row(s) of {decision.dataset} for {contributor}"
                 )
@@ -297,7 +301,8 @@ def _committed_keys(
     where: dict[str, object] = {order: months}
     if layout.contributor:
         where[layout.contributor] = contributor
-    present = Warehouse.open(workspace.root).read(table, where, columns=[key, order])
+    with Warehouse.open(workspace.root) as warehouse:
+        present = warehouse.read(table, where, columns=[key, order])
     seen = set(zip(present.column(key).to_pylist(), present.column(order).to_pylist(), strict=True))
     pairs = zip(rows.column(key).to_pylist(), rows.column(order).to_pylist(), strict=True)
     return [(k, d) in seen for k, d in pairs]

@@ -54,7 +54,8 @@ def settle(store: MetricStore, workspace: Workspace, manifest: Manifest) -> dict
             return {"duplicate_of": earlier, "decisions": [], "quarantine_file": None, "held_file": None}
     won: set[date] = set()
     if snapshot is not None:
-        writers = Warehouse.open(workspace.root).writers(table, **{"assay.contributor": contributor})
+        with Warehouse.open(workspace.root) as warehouse:
+            writers = warehouse.writers(table, **{"assay.contributor": contributor})
         won = {date.fromisoformat(day) for day, run in writers.items() if run == manifest.run_id}
     statuses: dict[int, str] = {}
     current: dict[date, int] = {}

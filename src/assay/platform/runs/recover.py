@@ -206,10 +206,10 @@ def _snapshot(workspace: Workspace, run: RunRecord) -> int | None:
     if run.dataset is None:
         return None
     try:
-        warehouse = Warehouse.open(workspace.root)
-        if not warehouse.exists(run.dataset):
-            return None
-        found = warehouse.find_snapshot(run.dataset, **{"assay.run-id": run.id})
+        with Warehouse.open(workspace.root) as warehouse:
+            if not warehouse.exists(run.dataset):
+                return None
+            found = warehouse.find_snapshot(run.dataset, **{"assay.run-id": run.id})
     except AssayError:
         return None
     return None if found is None else found.snapshot_id
