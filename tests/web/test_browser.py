@@ -179,6 +179,7 @@ def test_accept_a_new_value(site: dict[str, Any], page: Any) -> None:
     page.get_by_role("link", name="Decisions").click()
     page.get_by_label("Dataset").fill("vendor_trades")
     page.get_by_role("button", name="Show").click()
+    page.wait_for_url(re.compile(r"/decisions\?dataset=vendor_trades"))  # a screenshot mid-navigation fails
     shot(page, "decisions")
     row = page.get_by_role("row", name=re.compile("venue"))
     value = row.locator("code").inner_text()
