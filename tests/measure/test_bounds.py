@@ -1,4 +1,4 @@
-"""A profile's minimum and maximum are kept as numbers (assay.measure.profile.as_number: dates as
+"""A profile's minimum and maximum are kept as numbers (assay.measure.values.as_number: dates as
 days since 1970, timestamps as seconds); from_number gives back what they were made from, for the
 pages that show them."""
 
@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 
-from assay.measure.profile import as_number, from_number
+from assay.measure.values import as_number, from_number
 
 
 @pytest.mark.parametrize(

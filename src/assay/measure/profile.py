@@ -1,7 +1,8 @@
 """The column profiler: every column of a load measured in ONE query.
 
 Per column: nulls (count and rate), distinct values, minimum and maximum for numbers and dates,
-and the value counts of categorical and low-cardinality columns.
+the value counts of categorical and low-cardinality columns, and a number's shape (mean,
+standard deviation, approximate quantiles: :mod:`assay.measure.shape`).
 
 - Categorical columns (text and boolean columns, and any the dataset declares categorical) have
   their values counted by one GROUP BY each, written as CTEs of the same statement: an exact
@@ -35,16 +36,16 @@ whole tree on each call: a 500-column profile spent minutes there).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from sqlglot import exp
 
 from assay.engine import Column, DataKind, Engine
 from assay.engine.base import as_text
+from assay.measure import shape
+from assay.measure.values import as_number, looks_temporal
 from assay.store import MetricKey
 
 CAP = 1000  # the most distinct values a column may have and still be profiled as categorical
@@ -52,7 +53,6 @@ TOP = 10
 WIDE = 32  # beyond this many counted columns, one GROUP BY of (column, value) pairs counts them
 PAIRS = 45  # the most column pairs whose order is counted (two aggregates each)
 PAIR_GROUP = 10  # a kind with more columns than this has no pairs counted (C(10, 2) = 45)
-EPOCH = date(1970, 1, 1)
 
 
 @dataclass
@@ -76,6 +76,7 @@ class ColumnProfile:
     # A text column whose values all look like dates or times (1/2/21, 2024-01-31 10:00 UTC):
     # instants written as text, never a category (the monitor reads this flag).
     temporal_text: bool = False
+    shape: shape.Shape | None = None  # a number column's mean, deviation and quantiles
 
     @property
     def null_rate(self) -> float:
@@ -119,8 +120,9 @@ class LoadProfile:
     def metrics(self) -> dict[MetricKey, float | None]:
         """The profile as stored metrics, under Glue's names where Glue has one (so DQDL dynamic
         rules on the same dataset can read them): RowCount, ColumnCount, Completeness,
-        DistinctValuesCount, Minimum, Maximum; plus NullCount, NullRate and BlankCount (the
-        non-null text values that are empty or whitespace-only; 0 for other kinds), and per
+        DistinctValuesCount, Minimum, Maximum, Mean, StandardDeviation; plus NullCount, NullRate
+        and BlankCount (the non-null text values that are empty or whitespace-only; 0 for other
+        kinds), a number's Quantile05 to Quantile95 and TopValueShare, and per
         counted pair ``Multicolumn.a,b.LessCount`` / ``GreaterCount``. Dates are stored as days
         since 1970-01-01, timestamps as seconds."""
         out: dict[MetricKey, float | None] = {
@@ -138,6 +140,8 @@ class LoadProfile:
             if c.kind.numeric or c.kind.temporal:
                 out[MetricKey.column(c.name, "Minimum")] = as_number(c.minimum)
                 out[MetricKey.column(c.name, "Maximum")] = as_number(c.maximum)
+            if c.shape is not None:
+                out.update(c.shape.metrics(c.name))
         for pair in self.pairs:
             names = (pair.first, pair.second)
             out[MetricKey.multicolumn(names, "LessCount")] = float(pair.less)
@@ -146,53 +150,6 @@ class LoadProfile:
             out[MetricKey.multicolumn(names, "LessCount")] = None
             out[MetricKey.multicolumn(names, "GreaterCount")] = None
         return out
-
-
-# A date before year 1 (ISO year 0000 is 1 BC), which Python's dates cannot hold: the engine
-# gives it as text, ``0001-01-01 (BC)`` or ``0044-03-15 (BC) 12:00:00``.
-_BC = re.compile(r"(\d{4,})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2}):(\d{2}(?:\.\d+)?))?")
-_CYCLE = 146_097  # the days of 400 Gregorian years
-
-
-def as_number(value: Any) -> float | None:
-    """A minimum or maximum as a number: dates as days since 1970, timestamps as seconds.
-
-    >>> as_number(date(1969, 12, 31)), as_number("0001-01-01 (BC)"), as_number("0001-01-01 (BC) 12:00:00")
-    (-1.0, -719528.0, -62167176000.0)
-    """
-    if value is None:
-        return None
-    if (
-        isinstance(value, str)
-        and "(BC)" in value
-        and (bc := _BC.fullmatch(" ".join(value.replace("(BC)", "").split())))
-    ):
-        year, month, day = 1 - int(bc.group(1)), int(bc.group(2)), int(bc.group(3))  # 1 BC is year 0
-        cycles = -year // 400 + 1
-        days = (date(year + 400 * cycles, month, day) - EPOCH).days - _CYCLE * cycles
-        if bc.group(4) is None:
-            return float(days)
-        return days * 86400.0 + int(bc.group(4)) * 3600 + int(bc.group(5)) * 60 + float(bc.group(6))
-    if isinstance(value, datetime):
-        return value.timestamp() if value.tzinfo else (value - datetime(1970, 1, 1)).total_seconds()
-    if isinstance(value, date):
-        return float((value - EPOCH).days)
-    if isinstance(value, bool):
-        return float(value)
-    return float(value)
-
-
-def from_number(value: float, type_name: str) -> date | datetime | float:
-    """What :func:`as_number` made ``value`` from, for a column of canonical type ``type_name``:
-    a date, a timestamp (in UTC for ``timestamptz``, naive for ``timestamp``), else the number.
-    Raises OverflowError or ValueError for a number outside Python's dates."""
-    if type_name == "date":
-        return EPOCH + timedelta(days=value)
-    if type_name == "timestamptz":
-        return datetime.fromtimestamp(value, UTC)
-    if type_name == "timestamp":
-        return datetime(1970, 1, 1) + timedelta(seconds=value)
-    return value
 
 
 def categorical(column: Column, declared: Sequence[str]) -> bool:
@@ -355,24 +312,6 @@ def counted_pairs(
     return counted, mixed
 
 
-# Dates and times written as text: 1/2/21, 31.01.2024, 2024-01-31 10:00 UTC, 10:30.
-_TEMPORAL = re.compile(
-    r"\s*(\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}([ T]\d{1,2}:\d{2}(:\d{2})?\S*( ?[A-Za-z]{1,5}|[+-]\d{2}:?\d{2})?)?"
-    r"|\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?( ?[AaPp][Mm])?)\s*"
-)
-
-
-def looks_temporal(values: Sequence[str]) -> bool:
-    """Whether every one of ``values`` looks like a date or a time written as text.
-
-    >>> looks_temporal(["1/2/21", "12/31/21"]), looks_temporal(["2024-01-31 10:00 UTC"])
-    (True, True)
-    >>> looks_temporal(["A1", "1/2/21"])
-    False
-    """
-    return bool(values) and all(_TEMPORAL.fullmatch(v) for v in values)
-
-
 # A blank value: only whitespace (str.isspace's common characters, no-break space included).
 BLANK = r"^[\s\x0b\x{00A0}]*$"
 
@@ -480,6 +419,8 @@ def profile_query(
         if column.kind.numeric or column.kind.temporal:
             projections.append(exp.alias_(exp.Min(this=c.copy()), f"min{i}", quoted=True))
             projections.append(exp.alias_(exp.Max(this=c.copy()), f"max{i}", quoted=True))
+        if column.kind.numeric:
+            projections.extend(shape.projections(c.copy(), i))
     # COUNT_IF, not COUNT(*) FILTER (WHERE ...): DuckDB spends 4x as long on 90 filtered counts.
     by_name = {column.name: column for column in columns}
     for k, (first, second) in enumerate(ordered):
@@ -695,6 +636,7 @@ def profile(
                 counts,
                 blanks=int(row.get(f"blank{i}") or 0),
                 temporal_text=temporal,
+                shape=shape.read(row, i, listed, present) if column.kind.numeric else None,
             )
         )
     return result

@@ -95,9 +95,9 @@ def _measured(value: Any, unit: str | None = None) -> str:
 
 def _bound(value: Any, type_name: str) -> str:
     """A profile's minimum or maximum as a page shows it: the store keeps dates and timestamps as
-    numbers (:func:`assay.measure.profile.as_number`); they are shown as a date, or a time to the
+    numbers (:func:`assay.measure.values.as_number`); they are shown as a date, or a time to the
     second (with UTC for a ``timestamptz``)."""
-    from assay.measure.profile import from_number
+    from assay.measure.values import from_number
 
     if value is None:
         return _number(value)

@@ -1,0 +1,77 @@
+"""The shape of a number column, measured in the profile's one query: its mean, its standard
+deviation (of the population, as DQDL's ``StandardDeviation`` rule has it), five approximate
+quantiles (DuckDB's ``approx_quantile``, Spark's ``percentile_approx``: one sketch a column, not a
+sort), and, when the column's values were counted, the share of its values that the most
+frequent one holds (a flood of 0 or -1; a column stuck at one value).
+
+The drift monitor judges them (:mod:`assay.judge.drift.shape`): a column divided by 1,000, shifted,
+or flooded with a default value keeps its range, not its shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlglot import exp
+
+from assay.store import MetricKey
+
+QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+QUANTILE_NAMES = tuple(f"Quantile{round(q * 100):02d}" for q in QUANTILES)
+"""Stored as ``Quantile05`` ... ``Quantile95``."""
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A number column's shape in one load (None where it has no non-null value)."""
+
+    mean: float | None
+    deviation: float | None  # of the population
+    quantiles: tuple[float | None, ...]  # at QUANTILES
+    top_share: float | None = None  # of the non-null values, the most frequent one's; None: not counted
+
+    def metrics(self, column: str) -> dict[MetricKey, float | None]:
+        """As stored metrics: ``Mean``, ``StandardDeviation`` (DQDL's names), ``Quantile05`` to
+        ``Quantile95`` and ``TopValueShare``."""
+        out = {
+            MetricKey.column(column, "Mean"): self.mean,
+            MetricKey.column(column, "StandardDeviation"): self.deviation,
+            MetricKey.column(column, "TopValueShare"): self.top_share,
+        }
+        for name, value in zip(QUANTILE_NAMES, self.quantiles, strict=True):
+            out[MetricKey.column(column, name)] = value
+        return out
+
+
+def projections(value: exp.Expr, i: int) -> list[exp.Expr]:
+    """The aggregates of column ``i``'s shape, as doubles (an integer's mean is no integer)."""
+    x = exp.cast(value, exp.DataType.build("DOUBLE"))
+    wanted = exp.Array(expressions=[exp.Literal.number(q) for q in QUANTILES])
+    return [
+        exp.alias_(exp.Avg(this=x.copy()), f"mean{i}", quoted=True),
+        exp.alias_(exp.StddevPop(this=x.copy()), f"sd{i}", quoted=True),
+        exp.alias_(exp.ApproxQuantile(this=x, quantile=wanted), f"q{i}", quoted=True),
+    ]
+
+
+def read(row: Mapping[str, Any], i: int, listed: Sequence[Mapping[str, Any]] | None, present: int) -> Shape:
+    """Column ``i``'s shape from the profile's row; ``listed`` its counted values, most frequent
+    first, when it was counted.
+
+    >>> read({"mean0": 2.5, "sd0": 0.5, "q0": [2, 2, 2.5, 3, 3]}, 0, [{"v": "2", "n": 2}], 4).top_share
+    0.5
+    """
+    quantiles = row.get(f"q{i}") or [None] * len(QUANTILES)
+    top = listed[0]["n"] / present if listed and present else None
+    return Shape(
+        _number(row.get(f"mean{i}")),
+        _number(row.get(f"sd{i}")),
+        tuple(_number(q) for q in quantiles),
+        None if top is None else float(top),
+    )
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None else float(value)
