@@ -122,7 +122,7 @@ class LoadProfile:
         rules on the same dataset can read them): RowCount, ColumnCount, Completeness,
         DistinctValuesCount, Minimum, Maximum, Mean, StandardDeviation; plus NullCount, NullRate
         and BlankCount (the non-null text values that are empty or whitespace-only; 0 for other
-        kinds), a number's Quantile05 to Quantile95 and TopValueShare, and per
+        kinds), a number's Quantile05 to Quantile95, and per
         counted pair ``Multicolumn.a,b.LessCount`` / ``GreaterCount``. Dates are stored as days
         since 1970-01-01, timestamps as seconds."""
         out: dict[MetricKey, float | None] = {
@@ -636,7 +636,7 @@ def profile(
                 counts,
                 blanks=int(row.get(f"blank{i}") or 0),
                 temporal_text=temporal,
-                shape=shape.read(row, i, listed, present) if column.kind.numeric else None,
+                shape=shape.read(row, i) if column.kind.numeric else None,
             )
         )
     return result

@@ -1,8 +1,7 @@
 """The shape of a number column, measured in the profile's one query: its mean, its standard
 deviation (of the population, as DQDL's ``StandardDeviation`` rule has it), five approximate
 quantiles (DuckDB's ``approx_quantile``, Spark's ``percentile_approx``: one sketch a column, not a
-sort), and, when the column's values were counted, the share of its values that the most
-frequent one holds (a flood of 0 or -1; a column stuck at one value).
+sort).
 
 The drift monitor judges them (:mod:`assay.judge.drift.shape`): a column divided by 1,000, shifted,
 or flooded with a default value keeps its range, not its shape.
@@ -10,7 +9,7 @@ or flooded with a default value keeps its range, not its shape.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,15 +29,13 @@ class Shape:
     mean: float | None
     deviation: float | None  # of the population
     quantiles: tuple[float | None, ...]  # at QUANTILES
-    top_share: float | None = None  # of the non-null values, the most frequent one's; None: not counted
 
     def metrics(self, column: str) -> dict[MetricKey, float | None]:
         """As stored metrics: ``Mean``, ``StandardDeviation`` (DQDL's names), ``Quantile05`` to
-        ``Quantile95`` and ``TopValueShare``."""
+        ``Quantile95``."""
         out = {
             MetricKey.column(column, "Mean"): self.mean,
             MetricKey.column(column, "StandardDeviation"): self.deviation,
-            MetricKey.column(column, "TopValueShare"): self.top_share,
         }
         for name, value in zip(QUANTILE_NAMES, self.quantiles, strict=True):
             out[MetricKey.column(column, name)] = value
@@ -56,20 +53,15 @@ def projections(value: exp.Expr, i: int) -> list[exp.Expr]:
     ]
 
 
-def read(row: Mapping[str, Any], i: int, listed: Sequence[Mapping[str, Any]] | None, present: int) -> Shape:
-    """Column ``i``'s shape from the profile's row; ``listed`` its counted values, most frequent
-    first, when it was counted.
+def read(row: Mapping[str, Any], i: int) -> Shape:
+    """Column ``i``'s shape from the profile's row.
 
-    >>> read({"mean0": 2.5, "sd0": 0.5, "q0": [2, 2, 2.5, 3, 3]}, 0, [{"v": "2", "n": 2}], 4).top_share
-    0.5
+    >>> read({"mean0": 2.5, "sd0": 0.5, "q0": [2, 2, 2.5, 3, 3]}, 0).quantiles
+    (2.0, 2.0, 2.5, 3.0, 3.0)
     """
     quantiles = row.get(f"q{i}") or [None] * len(QUANTILES)
-    top = listed[0]["n"] / present if listed and present else None
     return Shape(
-        _number(row.get(f"mean{i}")),
-        _number(row.get(f"sd{i}")),
-        tuple(_number(q) for q in quantiles),
-        None if top is None else float(top),
+        _number(row.get(f"mean{i}")), _number(row.get(f"sd{i}")), tuple(_number(q) for q in quantiles)
     )
 
 

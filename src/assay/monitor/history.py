@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from assay.errors import ConfigError
 from assay.judge.drift import Past, Window
 from assay.judge.drift.range import days
+from assay.judge.drift.shape_band import METRICS as SHAPE_METRICS
 from assay.judge.result import json_number
 from assay.measure.profile import Metrics
 from assay.store import MetricKey
@@ -91,6 +92,7 @@ def distinct_counts(metrics: Metrics) -> dict[str, float | None]:
 # and its alert are shown beside the rate they judged.
 MISSING_RATE = "MissingRate"
 _JUDGED = {MISSING_RATE: "null_rate", "RowCount": "volume", "Minimum": "range", "Maximum": "range"}
+_JUDGED.update(dict.fromkeys(SHAPE_METRICS, "shape"))  # one shape judgement holds every metric's band
 
 
 def default_metric(column: str | None) -> str:
@@ -180,6 +182,8 @@ def history(
         if j is not None and metric == MISSING_RATE and j.observed is not None:
             value = j.observed  # the rate the band judged, under the setting of its day
         low, high = (j.low, j.high) if j else (None, None)
+        if j and j.kind == "shape" and j.detail:
+            low, high = j.detail.get("bands", {}).get(metric, (None, None))
         relative = j.detail.get("unit_seconds") if j and j.detail else None
         if relative and load.logical_date is not None:  # a date band is kept relative to the load
             origin = days(load.logical_date) * float(relative)

@@ -1,0 +1,207 @@
+"""The bands of a number column's shape: its mean, standard deviation and quantiles, learnt from the
+window (:mod:`assay.measure.shape` measures them). A unit change, a shift, a flood of a default
+value or a column stuck at one value keeps the range the ``range`` judgement watches; it moves
+the shape.
+
+Each metric's band is robust and follows the data: the centre is the median of the window's
+values, the spread 1.4826 x their MAD (so a column that drifts with the season, a daily
+temperature, has a band as wide as its drift) together with the sampling error of today's
+estimate (the mean's ``sd / sqrt(n)``; a quantile's ``sqrt(q(1-q)) / phi(z_q) x sd / sqrt(n)``),
+never narrower than a fifth of the column's usual standard deviation for a quantile (a quantile
+of whole numbers or of a few routes jumps between values) and a tenth for the mean. The standard
+deviation is judged as its logarithm (a ratio: /1000 and x1.5 alike), never tighter than a
+factor of 1.1. Every band holds the window's own loads (:func:`_contain`). A metric is a soft
+alert beyond :data:`SHAPE_SOFT` spreads and a hard one beyond :data:`SHAPE_HARD`: far out,
+because real days move these (fog, a storm, a warm spell; ``docs/detection.md`` measures it),
+and one column has seven of them. A column with no spread today that had one in every load of
+the window is a hard alert (constant). A column with no spread in most loads (rain: none on
+dry days) is not judged, nor one with fewer than :data:`MIN_VALUES` values today. Two columns
+that exchanged their values are one ``swap`` alert instead (:mod:`assay.judge.drift.numeric_swap`).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+
+from assay.judge.drift.case import Case
+from assay.measure.profile import ColumnProfile
+from assay.measure.shape import QUANTILE_NAMES, QUANTILES
+
+SHAPE_SOFT = 7.0
+SHAPE_HARD = 14.0
+MIN_SHAPE_HISTORY = 10  # loads before a shape band exists, as for the range
+MIN_VALUES = 10  # values today before a shape is judged: the spread of three gusts says little
+QUANTILE_FLOOR = 0.2  # of the usual standard deviation: the narrowest a quantile's spread gets
+MEAN_FLOOR = 0.1  # and a mean's: a move of a tenth of a deviation is no news in any column
+LOG_FLOOR = math.log(1.1)  # the narrowest the standard deviation's spread gets, as a ratio
+METRICS = ("Mean", "StandardDeviation", *QUANTILE_NAMES)
+"""The metrics judged, in the order a finding names them."""
+
+_ERROR = {
+    name: math.sqrt(q * (1 - q)) / NormalDist().pdf(NormalDist().inv_cdf(q))
+    for name, q in zip(QUANTILE_NAMES, QUANTILES, strict=True)
+}  # a quantile's standard error in standard deviations over sqrt(n), for a normal column
+
+
+@dataclass(frozen=True)
+class ShapeBand:
+    """One metric's band: ``expected`` its centre, ``spread`` its robust deviation, both on the
+    log scale when ``log`` (the standard deviation)."""
+
+    metric: str
+    expected: float
+    spread: float
+    log: bool = False
+    sensitivity: float = 1.0
+
+    def distance(self, value: float) -> float:
+        """How many spreads ``value`` lies from the centre."""
+        x = _log(value) if self.log else value
+        return abs(x - self.expected) / self.spread
+
+    def bounds(self, k: float) -> tuple[float, float]:
+        low, high = self.expected - k * self.spread, self.expected + k * self.spread
+        return (math.exp(low), math.exp(high)) if self.log else (low, high)
+
+    @property
+    def soft(self) -> tuple[float, float]:
+        return self.bounds(SHAPE_SOFT / self.sensitivity)
+
+    @property
+    def hard(self) -> tuple[float, float]:
+        return self.bounds(SHAPE_HARD / self.sensitivity)
+
+    def severity(self, value: float) -> str | None:
+        d = self.distance(value) * self.sensitivity
+        return "hard" if d > SHAPE_HARD else "soft" if d > SHAPE_SOFT else None
+
+
+def _log(value: float) -> float:
+    return math.log(value) if value > 0 else -math.inf
+
+
+def shape_bands(
+    window: Sequence[Mapping[str, float | None]], count: int, *, sensitivity: float = 1.0
+) -> dict[str, ShapeBand]:
+    """The bands of one column's shape metrics from the window's values (one mapping a load,
+    metric name to value), for today's ``count`` non-null values. A metric with fewer than
+    :data:`MIN_SHAPE_HISTORY` values has none; nor has the standard deviation of a column that
+    had no spread in some load of the window (rain: none on dry days).
+
+    >>> loads = [{"Mean": 10.0 + i % 3, "StandardDeviation": 2.0 + i % 2 / 4} for i in range(20)]
+    >>> bands = shape_bands(loads, 100)
+    >>> bands["Mean"].severity(11.5), bands["Mean"].severity(23.0), bands["Mean"].severity(40.0)
+    (None, 'soft', 'hard')
+    >>> bands["StandardDeviation"].severity(2.1), bands["StandardDeviation"].severity(0.002)
+    (None, 'hard')
+    """
+    deviations = [v for load in window if (v := load.get("StandardDeviation")) is not None]
+    if len(deviations) < MIN_SHAPE_HISTORY or count <= 0:
+        return {}
+    usual = statistics.median(deviations)
+    sampling = usual / math.sqrt(count)
+    bands: dict[str, ShapeBand] = {}
+    for metric in METRICS:
+        values = [v for load in window if (v := load.get(metric)) is not None]
+        if len(values) < MIN_SHAPE_HISTORY:
+            continue
+        if metric == "StandardDeviation":
+            if min(values) <= 0:
+                continue
+            logs = [math.log(v) for v in values]
+            error = 1 / math.sqrt(2 * max(1, count - 1))
+            spread = _contain(logs, max(math.hypot(_mad(logs), error), LOG_FLOOR), sensitivity)
+            bands[metric] = ShapeBand(metric, statistics.median(logs), spread, True, sensitivity)
+            continue
+        floor = (MEAN_FLOOR if metric == "Mean" else QUANTILE_FLOOR) * usual
+        error = sampling * _ERROR.get(metric, 1.0)
+        spread = _contain(values, max(math.hypot(_mad(values), error), floor), sensitivity)
+        if spread > 0:
+            bands[metric] = ShapeBand(metric, statistics.median(values), spread, False, sensitivity)
+    return bands
+
+
+def _contain(values: Sequence[float], spread: float, sensitivity: float) -> float:
+    """``spread``, widened so that the soft band holds every load of the window and goes past the
+    farthest by the gap between the two farthest (as the null-rate band does): a column whose
+    quantiles jump on some days (visibility in fog, rain on wet days, wind directions) had those
+    days in its window, and an independent series sets a new record of its last 20 loads one
+    load in 21. The hard band, twice as far, is where a value no load came near lies."""
+    centre = statistics.median(values)
+    ranked = sorted((abs(v - centre) for v in values), reverse=True)
+    gap = ranked[0] - ranked[1] if len(ranked) > 1 else 0.0
+    return max(spread, (ranked[0] + gap) * sensitivity / SHAPE_SOFT)
+
+
+def _mad(values: Sequence[float]) -> float:
+    centre = statistics.median(values)
+    return 1.4826 * statistics.median(abs(v - centre) for v in values)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A column's shape judged against bands: the metric farthest out, its value and band, the
+    alert, and every metric's value (``observed``) and soft band (``bands``)."""
+
+    metric: str
+    value: float
+    band: ShapeBand
+    severity: str | None
+    observed: Mapping[str, float]
+    bands: Mapping[str, ShapeBand]
+    constant: bool = False
+
+    @property
+    def worst(self) -> float:
+        """The largest distance, in spreads, of any metric from its band's centre."""
+        return self.band.distance(self.value) * self.band.sensitivity
+
+
+def today_of(case: Case, column: str) -> dict[str, float]:
+    """Today's shape metrics of ``column`` (those it has)."""
+    out = {}
+    for metric in METRICS:
+        value = case.measured.get(("Column", column, metric))
+        if value is not None:
+            out[metric] = value
+    return out
+
+
+def window_of(case: Case, column: str) -> list[dict[str, float | None]]:
+    """The window's shape metrics of ``column``, one mapping a load (most recent first)."""
+    series = {metric: case.series("Column", column, metric) for metric in METRICS}
+    return [{m: series[m][i] for m in METRICS} for i in range(len(case.past.loads))]
+
+
+def verdict(today: Mapping[str, float], bands: Mapping[str, ShapeBand], usual_spread: bool) -> Verdict | None:
+    """Today's metrics against ``bands``; ``usual_spread``: every load of the window had some
+    spread, so none today is a constant column."""
+    if not bands or not today:
+        return None
+    deviation = today.get("StandardDeviation")
+    if deviation == 0 and usual_spread and "StandardDeviation" in bands:
+        band = bands["StandardDeviation"]
+        return Verdict("StandardDeviation", 0.0, band, "hard", today, bands, constant=True)
+    judged = [(m, today[m], bands[m]) for m in METRICS if m in today and m in bands]
+    if not judged:
+        return None
+    metric, value, band = max(judged, key=lambda item: item[2].distance(item[1]))
+    return Verdict(metric, value, band, band.severity(value), today, bands)
+
+
+def judge_column(case: Case, column: ColumnProfile) -> Verdict | None:
+    """``column``'s shape today against its own window, or None when it has no band yet (or is
+    no number, has fewer than MIN_VALUES values today, or held one value in most loads: a day
+    of the month, a year, rain on dry days)."""
+    if not column.kind.numeric or column.rows - column.nulls < MIN_VALUES:
+        return None
+    window = window_of(case, column.name)
+    deviations = [load["StandardDeviation"] for load in window if load["StandardDeviation"] is not None]
+    if not deviations or statistics.median(deviations) == 0:
+        return None
+    bands = shape_bands(window, column.rows - column.nulls, sensitivity=case.settings.sensitivity)
+    return verdict(today_of(case, column.name), bands, min(deviations) > 0)

@@ -1,0 +1,80 @@
+"""Shapes on real files: ``nycflights13::weather`` cut into daily CSV files (``realdata.py``),
+profiled with ``assay profile`` as a user runs it. After thirteen clean January days, the 14th
+arrives once with ``temp`` and ``dewp`` exchanged, and once (the file sent again, corrected the
+wrong way) with ``temp`` divided by 1,000. Neither moves a column outside its range band (the
+dew point is inside the temperature's range, and 0.04 is inside a winter's temperatures widened by
+their span), so before the shape judgements both loads raised nothing on these columns."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import pytest
+
+from _invoke import completed
+from monitor.realdata import weather_daily
+from test_cli import run
+
+CLEAN = 13
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, pa.Table]]:
+    """A workspace holding CLEAN clean days; the next day's date and clean table."""
+    folder = tmp_path_factory.mktemp("weather")
+    loads = weather_daily()[: CLEAN + 1]
+    for day, table in loads[:CLEAN]:
+        path = _write(folder, day.isoformat(), table)
+        done = completed(
+            "profile", str(path), "--dataset", "weather", "--load-date", day.isoformat(),
+            "--workspace", str(folder / "ws"),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    day, table = loads[CLEAN]
+    yield folder, day.isoformat(), table
+
+
+def _write(folder: Path, name: str, table: pa.Table) -> Path:
+    path = folder / f"{name}.csv"
+    pacsv.write_csv(table, path)
+    return path
+
+
+def _alerts(capsys: pytest.CaptureFixture[str], folder: Path, day: str, table: pa.Table) -> list[dict]:
+    path = _write(folder, f"{day}-faulty", table)
+    code, out, err = run(
+        capsys, "profile", str(path), "--dataset", "weather", "--load-date", day,
+        "--workspace", str(folder / "ws"), "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    return [a for a in json.loads(out)["alerts"] if a["column"] in ("temp", "dewp")]
+
+
+def test_two_exchanged_temperature_columns_are_one_hard_swap_alert(
+    capsys: pytest.CaptureFixture[str], workspace: tuple[Path, str, pa.Table]
+) -> None:
+    folder, day, table = workspace
+    temp, dewp = table.schema.get_field_index("temp"), table.schema.get_field_index("dewp")
+    swapped = table.set_column(temp, "temp", table.column("dewp")).set_column(
+        dewp, "dewp", table.column("temp")
+    )
+    alerts = _alerts(capsys, folder, day, swapped)
+    assert [(a["kind"], a["severity"]) for a in alerts] == [("swap", "hard")]
+    assert "dewp and temp exchanged their values" in alerts[0]["message"]
+
+
+def test_temperatures_divided_by_a_thousand_are_a_hard_shape_alert(
+    capsys: pytest.CaptureFixture[str], workspace: tuple[Path, str, pa.Table]
+) -> None:
+    folder, day, table = workspace
+    temp = table.schema.get_field_index("temp")
+    scaled = table.set_column(temp, "temp", pc.divide(table.column("temp").cast(pa.float64()), 1000))
+    alerts = _alerts(capsys, folder, day, scaled)
+    assert [(a["column"], a["kind"], a["severity"]) for a in alerts] == [("temp", "shape", "hard")]
+    assert "expected" in alerts[0]["message"]
+    assert alerts[0]["expected"]["low"] > 0.1  # the band, stated: far above 0.04
