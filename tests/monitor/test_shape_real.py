@@ -78,3 +78,19 @@ def test_temperatures_divided_by_a_thousand_are_a_hard_shape_alert(
     assert [(a["column"], a["kind"], a["severity"]) for a in alerts] == [("temp", "shape", "hard")]
     assert "expected" in alerts[0]["message"]
     assert alerts[0]["expected"]["low"] > 0.1  # the band, stated: far above 0.04
+
+
+def test_history_shows_the_mean_beside_its_shape_band(
+    capsys: pytest.CaptureFixture[str], workspace: tuple[Path, str, pa.Table]
+) -> None:
+    folder = workspace[0]
+    code, out, err = run(
+        capsys, "history", "weather", "--column", "temp", "--metric", "Mean", "--workspace",
+        str(folder / "ws"), "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    points = [p for p in json.loads(out)["points"] if p["load_date"] < workspace[1]]
+    assert len(points) == CLEAN
+    banded = [p for p in points if p["low"] is not None]
+    assert len(banded) == CLEAN - 10  # a shape band needs 10 earlier loads
+    assert all(p["low"] <= p["value"] <= p["high"] for p in banded)
