@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from assay.errors import ConfigError
 from assay.judge.drift import Settings, Window
 
-KINDS = ("null_rate", "new_value", "volume", "range", "schema")
+KINDS = ("null_rate", "new_value", "volume", "range", "schema", "swap", "vanished_value")
 SENSITIVITY = (0.25, 4.0)  # the range a dataset's sensitivity may take
 
 
@@ -104,6 +104,8 @@ class DatasetChecks(BaseModel):
     volume: bool = True
     range: bool = True
     schema_: bool = Field(default=True, alias="schema")
+    swap: bool = True
+    vanished_value: bool = True
 
 
 class ColumnChecks(BaseModel):
@@ -115,6 +117,8 @@ class ColumnChecks(BaseModel):
     new_value: bool | None = None
     range: bool | None = None
     schema_: bool | None = Field(default=None, alias="schema")
+    swap: bool | None = None
+    vanished_value: bool | None = None
 
 
 class ColumnConfig(BaseModel):

@@ -1,14 +1,15 @@
 """Drift: today's profile judged against a window of earlier loads of the same dataset.
 
-Five judgements (seed 002), one small class each in :data:`JUDGEMENTS`, each stating its rule in
-one line: the schema, the row count, a column's null rate against its band, the numeric range,
-and a categorical column's values against every value it ever held. Each reads a :class:`Case`
-(today's load, the past the history read model found, the settings) and returns
+Seven judgements, one small class each in :data:`JUDGEMENTS`, each stating its rule in one line:
+the schema, the row count, a column's null rate against its band, the numeric range, a
+categorical column's values against every value it ever held (seed 002), two categories that
+exchanged their values, and a value every load of the window held that is gone (issue 30). Each
+reads a :class:`Case` (today's load, the past the history read model found, the settings) and returns
 :class:`Finding` values, kept with the band they used so that ``assay history`` can show why an
 alert fired. The bands themselves are :mod:`assay.judge.drift.bands`. Nothing here reads a store.
 
 >>> [j.kind for j in JUDGEMENTS]
-['schema', 'volume', 'null_rate', 'range', 'new_value']
+['schema', 'volume', 'null_rate', 'range', 'new_value', 'swap', 'vanished_value']
 """
 
 from __future__ import annotations
@@ -30,10 +31,12 @@ from assay.judge.drift.bands import (
     volume_band,
 )
 from assay.judge.drift.case import Case, Finding, Past, Settings, Today
+from assay.judge.drift.category_swap import CategorySwap
 from assay.judge.drift.new_value import NewValue
 from assay.judge.drift.null_rate import NullRate
 from assay.judge.drift.range import Range
 from assay.judge.drift.schema import Schema
+from assay.judge.drift.vanished_value import VanishedValue
 from assay.judge.drift.volume import Volume
 from assay.measure.profile import ColumnProfile
 
@@ -46,7 +49,15 @@ class Judgement(Protocol):
     def judge(self, case: Case, column: ColumnProfile | None = None) -> list[Finding]: ...
 
 
-JUDGEMENTS: tuple[Judgement, ...] = (Schema(), Volume(), NullRate(), Range(), NewValue())
+JUDGEMENTS: tuple[Judgement, ...] = (
+    Schema(),
+    Volume(),
+    NullRate(),
+    Range(),
+    NewValue(),
+    CategorySwap(),
+    VanishedValue(),
+)
 """Every judgement, in the order a load's findings are listed: the load's, then each column's."""
 
 KINDS = tuple(j.kind for j in JUDGEMENTS)
