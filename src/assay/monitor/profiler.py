@@ -169,10 +169,16 @@ def measure(
     # (a number column read as text for one load, "3.5 ", is not a category of numbers after).
     text = {c.name for c in table.columns if c.kind in (DataKind.STRING, DataKind.BOOLEAN)}
     text -= {*config.categorical, *config.not_categorical}
-    sticky = sorted(text & history.categorical()) if history else []
     # Numbers and dates are counted exactly while their last load's count was within the cap;
     # column pairs are counted while the last load left their order open (counted_pairs).
     previous = history.previous_metrics() if history else {}
+    # A column tried as a panel whose values did not recur (ids: two loads of them) is not
+    # sticky: it goes back to being counted by its size, and estimated beyond the cap.
+    sticky = (
+        sorted(c for c in text & history.categorical() if not _failed(history, c, previous))
+        if history
+        else []
+    )
     # A text column counted within the cap in the previous load may be a panel's dimension (46
     # cities, one row each a month): no value repeats inside a load, so the scan alone would
     # never keep its values. Its values are kept, and whether they recur across loads decides
@@ -397,26 +403,23 @@ def _categories(
             column.values, column.counts = None, values  # top values still shown
             continue
         known = history.value_set(column.name)
-        if _spread(len(values), column.rows - column.nulls) and _spread(
-            previous.get(("Column", column.name, "DistinctValuesCount")),
-            (previous.get(("Dataset", "*", "RowCount")) or 0)
-            - (previous.get(("Column", column.name, "NullCount")) or 0),
-        ):
+        # a panel's dimension is kept while its values recur; a flood is one still
+        keep = True
+        if _spread(len(values), column.rows - column.nulls) and _panel(column.name, previous):
             recurs = _recurs(known)
             if recurs is None:
                 learning.add(column.name)
                 continue
-            if not recurs:
-                column.values, column.counts = None, values
-                continue
+            keep = recurs
         fresh = sum(1 for value in values if value not in known)
-        if not known or fresh <= max(3, len(values) / 2):
+        if keep and (not known or fresh <= max(3, len(values) / 2)):
             continue
         recurring = sum(1 for v, (first, last) in known.items() if first != last or v in values)
-        if recurring >= len(known) / 2:
-            if fresh <= max(10, len(values) / 2):
+        if recurring >= len(known) / 2 and fresh > max(3, len(values) / 2):
+            if keep and fresh <= max(10, len(values) / 2):
                 continue
-            floods[column.name] = (fresh, len(values))
+            if fresh > max(10, len(values) / 2):
+                floods[column.name] = (fresh, len(values))
         column.values, column.counts = None, values
     return floods, frozenset(learning)
 
@@ -445,6 +448,19 @@ def _recurs(known: Mapping[str, tuple[date | None, date | None]]) -> bool | None
         return None
     again = sum(1 for first, last in known.values() if last == latest and first != latest)
     return again >= PANEL_RECURRENCE * len(known)
+
+
+def _failed(history: History, column: str, previous: Metrics) -> bool:
+    """Whether ``column`` was tried as a panel's dimension and its values do not recur."""
+    return _panel(column, previous) and _recurs(history.value_set(column)) is False
+
+
+def _panel(column: str, metrics: Metrics) -> bool:
+    """Whether a load's values of ``column`` hardly repeated inside it (see :func:`_spread`)."""
+    rows = (metrics.get(("Dataset", "*", "RowCount")) or 0) - (
+        metrics.get(("Column", column, "NullCount")) or 0
+    )
+    return _spread(metrics.get(("Column", column, "DistinctValuesCount")), rows)
 
 
 def _spread(distinct: float | None, present: float) -> bool:
