@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable
-from datetime import date
+from collections.abc import Callable, Iterator
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +18,16 @@ import pyarrow.parquet as pq
 import pytest
 
 from _invoke import completed
+from assay.monitor import DatasetConfig, ProfileResult
+from assay.platform import flows
 from assay.store import MetricStore
 from monitor.realdata import daily_loads, txhousing_monthly, with_value
 from test_cli import run
+
+
+def day(i: int) -> date:
+    return date(2026, 1, 5) + timedelta(days=i)
+
 
 PANEL_LOADS = 12  # txhousing months profiled clean before the load under test
 FLIGHT_LOADS = 12
@@ -185,3 +192,62 @@ def test_a_clean_flights_day_raises_no_category_alert(
     result = _later(tmp_path, capsys, workspace, "flights", day)(table)
     kinds = {a["kind"] for a in result["alerts"]}
     assert not kinds & {"swap", "vanished_value"}
+
+
+# --- small loads, through the Python API ------------------------------------------------------------
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[MetricStore]:
+    monkeypatch.setenv("ASSAY_WORKSPACE", str(tmp_path))
+    with MetricStore.open(workspace=tmp_path) as opened:
+        yield opened
+
+
+def _venues(
+    store: MetricStore, loads: list[dict[str, int]], config: DatasetConfig | None = None
+) -> ProfileResult:
+    """Profile one load per mapping of venue -> rows; the last one's result."""
+    for i, counts in enumerate(loads):
+        venues = [venue for venue, rows in counts.items() for _ in range(rows)]
+        table = pa.table({"venue": venues, "qty": list(range(len(venues)))})
+        result = flows.profile(table, dataset="trades", load_date=day(i), store=store, config=config)
+    return result
+
+
+CLEAN = {"XLON": 60, "XPAR": 50, "XETR": 40}
+
+
+def test_a_venue_replaced_by_a_new_one_is_one_hard_alert_and_a_decision(store: MetricStore) -> None:
+    result = _venues(store, [CLEAN] * 6 + [{"XLON": 60, "XPAR": 50, "XNEW": 40}])
+    assert [(a.kind, a.column, a.severity) for a in result.alerts] == [("new_value", "venue", "hard")]
+    assert result.alerts[0].message.startswith("category replaced: XETR (held by every load of the window)")
+    assert [d.value for d in store.decisions("trades")] == ["XNEW"]
+
+
+def test_a_venue_added_beside_the_others_stays_a_soft_new_value(store: MetricStore) -> None:
+    result = _venues(store, [CLEAN] * 6 + [{**CLEAN, "XNEW": 2}])
+    assert [(a.kind, a.severity) for a in result.alerts] == [("new_value", "soft")]
+
+
+def test_a_value_of_one_row_a_load_in_a_moving_set_may_skip_a_day(store: MetricStore) -> None:
+    """The 2-row floor: a value of one row a day, among values that come and go, is not missed
+    when it skips a day (a destination flown once a day); the same value in a set that never
+    moves is (a panel's city)."""
+    moving = [{**CLEAN, "XONE": 1, **({"XODD": 3} if i % 2 else {})} for i in range(6)]
+    result = _venues(store, [*moving, CLEAN])
+    assert [a.kind for a in result.alerts] == []
+    (judged,) = [j for j in result.judgements if j.kind == "vanished_value"]
+    assert judged.severity is None
+
+
+def test_a_value_gone_from_a_set_that_never_moves_is_soft_when_small(store: MetricStore) -> None:
+    result = _venues(store, [{**CLEAN, "XONE": 1}] * 6 + [CLEAN])
+    assert [(a.kind, a.severity) for a in result.alerts] == [("vanished_value", "soft")]
+
+
+def test_vanished_value_can_be_switched_off(store: MetricStore) -> None:
+    config = DatasetConfig.model_validate({"columns": {"venue": {"checks": {"vanished_value": False}}}})
+    result = _venues(store, [CLEAN] * 6 + [{"XLON": 60, "XPAR": 50}], config)
+    assert [a.kind for a in result.alerts if a.column == "venue"] == []
+    assert "vanished_value" not in {j.kind for j in result.judgements}
