@@ -75,6 +75,7 @@ class History:
             seen={c: self.value_set(c) for c in columns},
             status={c: self.store.decision_status(self.dataset, c) for c in columns},
             earlier=bool(loads),
+            counts=self.store.load_values([load.id for load in chosen], columns),
         )
 
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from assay.errors import ConfigError
 from assay.judge.drift import Settings, Window
 
-KINDS = ("null_rate", "new_value", "volume", "range", "schema", "shape", "swap")
+KINDS = ("null_rate", "new_value", "volume", "range", "schema", "shape", "swap", "vanished_value")
 SENSITIVITY = (0.25, 4.0)  # the range a dataset's sensitivity may take
 
 
@@ -106,6 +106,7 @@ class DatasetChecks(BaseModel):
     schema_: bool = Field(default=True, alias="schema")
     shape: bool = True
     swap: bool = True
+    vanished_value: bool = True
 
 
 class ColumnChecks(BaseModel):
@@ -119,6 +120,7 @@ class ColumnChecks(BaseModel):
     schema_: bool | None = Field(default=None, alias="schema")
     shape: bool | None = None
     swap: bool | None = None
+    vanished_value: bool | None = None
 
 
 class ColumnConfig(BaseModel):

@@ -199,6 +199,25 @@ class ProfileRecords:
                 found[row.load_id][(row.entity, row.instance, row.name)] = row.value
         return found
 
+    def load_values(
+        self: _Store, load_ids: Sequence[int], columns: Sequence[str]
+    ) -> dict[int, dict[str, dict[str, int]]]:
+        """The value counts several loads kept for ``columns``: load id → {column: {value: count}}
+        (a column a load kept no values of is absent from its entry)."""
+        found: dict[int, dict[str, dict[str, int]]] = {load: {} for load in load_ids}
+        if not load_ids or not columns:
+            return found
+        with self._transaction() as connection:
+            rows = connection.execute(
+                sa.select(schema.load_values).where(
+                    schema.load_values.c.load_id.in_(list(load_ids)),
+                    schema.load_values.c.column.in_(list(columns)),
+                )
+            )
+            for row in rows:
+                found[row.load_id].setdefault(row.column, {})[row.value] = int(row._mapping["count"])
+        return found
+
     def load_schema(self: _Store, load_id: int) -> list[tuple[str, str]]:
         with self._transaction() as connection:
             rows = connection.execute(

@@ -1,15 +1,16 @@
 """Drift: today's profile judged against a window of earlier loads of the same dataset.
 
-One small class a judgement in :data:`JUDGEMENTS`, each stating its rule in one line: the
+Each kind is one small class in :data:`JUDGEMENTS`, each stating its rule in one line: the
 schema, the row count, a column's null rate against its band, the numeric range, a categorical
 column's values against every value it ever held (seed 002); a number's shape (mean, standard
-deviation, quantiles) against its bands, and two number columns that exchanged shapes (issue 30).
-Each reads a :class:`Case` (today's load, the past the history read model found, the settings) and returns
+deviation, quantiles) against its bands, two number columns or two categories that exchanged
+their values, and a value every load of the window held that is gone (issue 30). Each reads a
+:class:`Case` (today's load, the past the history read model found, the settings) and returns
 :class:`Finding` values, kept with the band they used so that ``assay history`` can show why an
 alert fired. The bands themselves are :mod:`assay.judge.drift.bands`. Nothing here reads a store.
 
 >>> [j.kind for j in JUDGEMENTS]
-['schema', 'volume', 'null_rate', 'range', 'new_value', 'shape', 'swap']
+['schema', 'volume', 'null_rate', 'range', 'new_value', 'shape', 'swap', 'swap', 'vanished_value']
 """
 
 from __future__ import annotations
@@ -31,12 +32,14 @@ from assay.judge.drift.bands import (
     volume_band,
 )
 from assay.judge.drift.case import Case, Finding, Past, Settings, Today
+from assay.judge.drift.category_swap import CategorySwap
 from assay.judge.drift.new_value import NewValue
 from assay.judge.drift.null_rate import NullRate
 from assay.judge.drift.numeric_swap import NumericSwap
 from assay.judge.drift.range import Range
 from assay.judge.drift.schema import Schema
 from assay.judge.drift.shape import Shape
+from assay.judge.drift.vanished_value import VanishedValue
 from assay.judge.drift.volume import Volume
 from assay.measure.profile import ColumnProfile
 
@@ -57,10 +60,12 @@ JUDGEMENTS: tuple[Judgement, ...] = (
     NewValue(),
     Shape(),
     NumericSwap(),
+    CategorySwap(),
+    VanishedValue(),
 )
 """Every judgement, in the order a load's findings are listed: the load's, then each column's."""
 
-KINDS = tuple(j.kind for j in JUDGEMENTS)
+KINDS = tuple(dict.fromkeys(j.kind for j in JUDGEMENTS))  # numbers and categories both judge "swap"
 
 
 def judge(case: Case) -> list[Finding]:

@@ -19,12 +19,14 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Today:
     """The load being judged: its profile, its date, the columns whose type the reader inferred
-    from text, and the categories flooded with new values (``{column: (new, distinct)}``)."""
+    from text, the categories flooded with new values (``{column: (new, distinct)}``), and the
+    categories still ``learning`` their values (a panel's first loads: kept, not judged)."""
 
     profile: LoadProfile
     load_date: date
     inferred: frozenset[str] = frozenset()
     floods: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    learning: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,8 @@ class Past:
     ``loads`` is the window (most recent first) and ``metrics`` their stored metrics; ``schema``
     the latest earlier load's columns with their last known types (None: no earlier load);
     ``seen`` and ``status``, per categorical column, every value an earlier load held and the
-    decisions taken on values; ``earlier`` whether any earlier load exists at all."""
+    decisions taken on values; ``earlier`` whether any earlier load exists at all; ``counts``,
+    per load of the window, the value counts it kept of each categorical column."""
 
     loads: Sequence[LoadInfo] = ()
     metrics: Mapping[int, Metrics] = field(default_factory=dict)
@@ -42,6 +45,7 @@ class Past:
     seen: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     status: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     earlier: bool = False
+    counts: Mapping[int, Mapping[str, Mapping[str, int]]] = field(default_factory=dict)
 
 
 def _always(kind: str, column: str | None = None) -> bool:
@@ -71,6 +75,11 @@ class Case:
     def series(self, entity: str, instance: str, name: str) -> list[float | None]:
         """One stored metric over the window, one entry per load (most recent first)."""
         return [self.past.metrics.get(load.id, {}).get((entity, instance, name)) for load in self.past.loads]
+
+    def held(self, column: str) -> list[Mapping[str, int] | None]:
+        """A category's value counts over the window, one entry per load (most recent first);
+        None where a load kept no values of it."""
+        return [self.past.counts.get(load.id, {}).get(column) for load in self.past.loads]
 
     @cached_property
     def measured(self) -> Metrics:
