@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from assay.errors import ConfigError
 from assay.judge.drift import Settings, Window
 
-KINDS = ("null_rate", "new_value", "volume", "range", "schema")
+KINDS = ("null_rate", "new_value", "volume", "range", "schema", "duplicate_load")
 SENSITIVITY = (0.25, 4.0)  # the range a dataset's sensitivity may take
 
 
@@ -104,6 +104,7 @@ class DatasetChecks(BaseModel):
     volume: bool = True
     range: bool = True
     schema_: bool = Field(default=True, alias="schema")
+    duplicate_load: bool = True
 
 
 class ColumnChecks(BaseModel):

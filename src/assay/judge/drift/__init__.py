@@ -2,13 +2,14 @@
 
 Five judgements (seed 002), one small class each in :data:`JUDGEMENTS`, each stating its rule in
 one line: the schema, the row count, a column's null rate against its band, the numeric range,
-and a categorical column's values against every value it ever held. Each reads a :class:`Case`
+and a categorical column's values against every value it ever held; and since issue 30 a load
+whose content equals an earlier one's (a file sent again). Each reads a :class:`Case`
 (today's load, the past the history read model found, the settings) and returns
 :class:`Finding` values, kept with the band they used so that ``assay history`` can show why an
 alert fired. The bands themselves are :mod:`assay.judge.drift.bands`. Nothing here reads a store.
 
 >>> [j.kind for j in JUDGEMENTS]
-['schema', 'volume', 'null_rate', 'range', 'new_value']
+['schema', 'volume', 'null_rate', 'range', 'new_value', 'duplicate_load']
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from assay.judge.drift.bands import (
     volume_band,
 )
 from assay.judge.drift.case import Case, Finding, Past, Settings, Today
+from assay.judge.drift.duplicate_load import DuplicateLoad
 from assay.judge.drift.new_value import NewValue
 from assay.judge.drift.null_rate import NullRate
 from assay.judge.drift.range import Range
@@ -46,7 +48,14 @@ class Judgement(Protocol):
     def judge(self, case: Case, column: ColumnProfile | None = None) -> list[Finding]: ...
 
 
-JUDGEMENTS: tuple[Judgement, ...] = (Schema(), Volume(), NullRate(), Range(), NewValue())
+JUDGEMENTS: tuple[Judgement, ...] = (
+    Schema(),
+    Volume(),
+    NullRate(),
+    Range(),
+    NewValue(),
+    DuplicateLoad(),
+)
 """Every judgement, in the order a load's findings are listed: the load's, then each column's."""
 
 KINDS = tuple(j.kind for j in JUDGEMENTS)

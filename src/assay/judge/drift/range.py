@@ -1,6 +1,8 @@
 """Range: numbers against the window's extremes. Dates and timestamps move forward with the loads,
-so they are judged as offsets from each load's own date (a daily file's event times lie within a
-day or two of it; a value years away is the alert). A number with one value per load (a year, a
+so they are judged as offsets from each load's own date, each end apart: the first value against
+the window's first values, the last against its last values (an hourly file runs from midnight to
+23:00 of its day every day, so its first reading an hour late is the alert, and so is a value
+years away). A number with one value per load (a year, a
 batch) says which load this is, not what it holds: it is not judged."""
 
 from __future__ import annotations
@@ -8,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import date, datetime
 
-from assay.judge.drift.bands import range_band
+from assay.judge.drift.bands import offset_band, range_band
 from assay.judge.drift.case import Case, Finding
 from assay.measure.profile import ColumnProfile
 
@@ -28,34 +30,70 @@ class Range:
         maximums = case.series("Column", column.name, "Maximum")
         if column.kind.numeric and _one_value_per_load(minimums, maximums, low, high):
             return []
-        unit = None
-        if column.kind.temporal and low is not None and high is not None:
-            unit = 86400.0 if isinstance(column.minimum, datetime) else 1.0
-            dates = [load.logical_date for load in case.past.loads]
-            if any(d is None for d in dates):
-                return []
-            origins = [days(d) * unit for d in dates if d is not None]
-            minimums = [None if v is None else v - o for v, o in zip(minimums, origins, strict=True)]
-            maximums = [None if v is None else v - o for v, o in zip(maximums, origins, strict=True)]
-            today = days(case.today.load_date) * unit
-            low, high = low - today, high - today
+        if column.kind.temporal:
+            return self._offsets(case, column, low, high, minimums, maximums)
         band = range_band(minimums, maximums, sensitivity=case.settings.sensitivity)
         if band is None or low is None or high is None:
             return []
         outside = low < band[0] or high > band[1]
-        if unit is None:
-            expected = f"within {band[0]:.6g} to {band[1]:.6g}"
-        else:
-            per = "days" if unit == 1.0 else "seconds"
-            expected = f"{band[0]:.6g} to {band[1]:.6g} {per} from the load date"
-        message = f"range {column.minimum} to {column.maximum}; expected {expected}"
+        message = f"range {column.minimum} to {column.maximum}; expected within {band[0]:.6g} to {band[1]:.6g}"
         observed = high if high > band[1] else low
-        detail = None if unit is None else {"relative_to_load_date": True, "unit_seconds": unit}
-        return [
-            Finding(
-                column.name, self.kind, observed, band, "soft" if outside else None, message, detail=detail
-            )
-        ]
+        return [Finding(column.name, self.kind, observed, band, "soft" if outside else None, message)]
+
+    def _offsets(
+        self,
+        case: Case,
+        column: ColumnProfile,
+        low: float | None,
+        high: float | None,
+        minimums: Sequence[float | None],
+        maximums: Sequence[float | None],
+    ) -> list[Finding]:
+        """A date or timestamp column: its first and its last value, each as an offset from the
+        load's date, against the band of the same end over the window (:func:`offset_band`)."""
+        dates = [load.logical_date for load in case.past.loads]
+        if low is None or high is None or any(d is None for d in dates):
+            return []
+        unit = 86400.0 if isinstance(column.minimum, datetime) else 1.0
+        origins = [days(d) * unit for d in dates if d is not None]
+        firsts = [None if v is None else v - o for v, o in zip(minimums, origins, strict=True)]
+        lasts = [None if v is None else v - o for v, o in zip(maximums, origins, strict=True)]
+        today = days(case.today.load_date) * unit
+        first, last = low - today, high - today
+        resolution = _RESOLUTION if unit != 1.0 else 0.0
+        sensitivity = case.settings.sensitivity
+        first_band = offset_band(firsts, resolution=resolution, sensitivity=sensitivity)
+        last_band = offset_band(lasts, resolution=resolution, sensitivity=sensitivity)
+        if first_band is None or last_band is None:
+            return []
+        early = not first_band[0] <= first <= first_band[1]
+        late = not last_band[0] <= last <= last_band[1]
+        show = _days if unit == 1.0 else _hours
+        message = (
+            f"range {column.minimum} to {column.maximum}; expected the first value {show(first_band)} "
+            f"and the last {show(last_band)} from the load date"
+        )
+        detail = {
+            "relative_to_load_date": True,
+            "unit_seconds": unit,
+            "first": list(first_band),
+            "last": list(last_band),
+        }
+        band = (first_band[0], last_band[1])
+        severity = "soft" if early or late else None
+        observed = first if early and not late else last
+        return [Finding(column.name, self.kind, observed, band, severity, message, detail=detail)]
+
+
+_RESOLUTION = 60.0  # seconds: a timestamp's ends are compared to the minute, not to the second
+
+
+def _days(band: tuple[float, float]) -> str:
+    return f"{band[0]:.6g} to {band[1]:.6g} days"
+
+
+def _hours(band: tuple[float, float]) -> str:
+    return f"{band[0] / 3600:.4g} to {band[1] / 3600:.4g} hours"
 
 
 def days(day: date) -> float:
