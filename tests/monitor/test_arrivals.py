@@ -122,3 +122,16 @@ def test_yesterdays_file_again_is_one_hard_alert_naming_its_date(weather: Run, r
     own = weather.profile(weather.write(weather.loads[DAYS][1], "own", parquet=False), day)
     assert [a for a in own.alerts if a.kind == "duplicate_load"] == []
     assert [d for d, r in weather.results.items() for a in r.alerts if a.kind == "duplicate_load"] == []
+
+
+def test_the_first_hour_missing_at_every_station_is_no_shift(weather: Run) -> None:
+    """One end moving alone happens on clean days (2013-02-21 has no 05:00 UTC reading at any
+    airport): no range alert on ``time_hour``, whose other end stayed where it always is."""
+    day, table = weather.loads[DAYS]
+    first = table.column("time_hour")[0].as_py()
+    later = table.filter(pa.array([v != first for v in table.column("time_hour").to_pylist()]))
+    assert later.num_rows == table.num_rows - 3
+    result = weather.profile(weather.write(later, "no-first-hour", parquet=False), day)
+    assert [a for a in result.alerts if a.column == "time_hour"] == []
+    judged = [j for j in result.judgements if (j.kind, j.column) == ("range", "time_hour")]
+    assert judged and judged[0].observed is not None  # judged, within no shift

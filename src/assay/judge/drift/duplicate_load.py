@@ -46,7 +46,8 @@ class DuplicateLoad:
             "every column's profile equal): that load's file sent again?"
         )
         detail = {"load_date": when.isoformat(), "load_id": earlier.id}
-        return [Finding(None, self.kind, float(case.today.profile.rows), None, "hard", message, detail=detail)]
+        rows = float(case.today.profile.rows)
+        return [Finding(None, self.kind, rows, None, "hard", message, detail=detail)]
 
 
 def _same(today: Mapping[tuple[str, str, str], float | None], earlier: Metrics) -> bool:

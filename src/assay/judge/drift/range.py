@@ -1,8 +1,9 @@
 """Range: numbers against the window's extremes. Dates and timestamps move forward with the loads,
 so they are judged as offsets from each load's own date, each end apart: the first value against
-the window's first values, the last against its last values (an hourly file runs from midnight to
-23:00 of its day every day, so its first reading an hour late is the alert, and so is a value
-years away). A number with one value per load (a year, a
+the window's first values, the last against its last values. An hourly file runs from midnight to
+23:00 of its day every day, so both ends an hour late are the alert (the column shifted); one end
+alone moves on clean days (an hour missing) and alerts only beyond the window's extremes widened
+by their span, as a value years away does. A number with one value per load (a year, a
 batch) says which load this is, not what it holds: it is not judged."""
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ class Range:
         if band is None or low is None or high is None:
             return []
         outside = low < band[0] or high > band[1]
-        message = f"range {column.minimum} to {column.maximum}; expected within {band[0]:.6g} to {band[1]:.6g}"
+        message = (
+            f"range {column.minimum} to {column.maximum}; expected within {band[0]:.6g} to {band[1]:.6g}"
+        )
         observed = high if high > band[1] else low
         return [Finding(column.name, self.kind, observed, band, "soft" if outside else None, message)]
 
@@ -66,13 +69,24 @@ class Range:
         last_band = offset_band(lasts, resolution=resolution, sensitivity=sensitivity)
         if first_band is None or last_band is None:
             return []
-        early = not first_band[0] <= first <= first_band[1]
-        late = not last_band[0] <= last <= last_band[1]
+        # The column shifted (an hour's time zone, a day) when an end left its band and the
+        # other end, moved back by as much, is within its own: both ends moved together, or the
+        # other end's band is too wide to tell (a monthly file's last day). One end moving alone
+        # happens on clean days (the first hour missing at every station, the day the clocks
+        # change): it alerts only beyond the wide band of the window's extremes, as far-off
+        # values do (a 1970-01-01, a year away).
+        moved = (_side(first, first_band), _side(last, last_band))
+        shifted = _shifted(first, first_band, last, last_band) or _shifted(last, last_band, first, first_band)
+        wide = range_band(firsts, lasts, sensitivity=sensitivity)
+        far = wide is not None and (first < wide[0] or last > wide[1])
         show = _days if unit == 1.0 else _hours
         message = (
             f"range {column.minimum} to {column.maximum}; expected the first value {show(first_band)} "
             f"and the last {show(last_band)} from the load date"
         )
+        if shifted:
+            later = (moved[0] or moved[1]) > 0
+            message += f" (the column shifted {'later' if later else 'earlier'})"
         detail = {
             "relative_to_load_date": True,
             "unit_seconds": unit,
@@ -80,9 +94,23 @@ class Range:
             "last": list(last_band),
         }
         band = (first_band[0], last_band[1])
-        severity = "soft" if early or late else None
-        observed = first if early and not late else last
+        severity = "soft" if shifted or far else None
+        observed = first if moved[0] and not moved[1] else last
         return [Finding(column.name, self.kind, observed, band, severity, message, detail=detail)]
+
+
+def _shifted(end: float, band: tuple[float, float], other: float, other_band: tuple[float, float]) -> bool:
+    """Whether ``end`` left its band and ``other``, moved back by as much as ``end`` moved from
+    the middle of its band, lies within ``other_band``."""
+    if _side(end, band) == 0:
+        return False
+    back = other - (end - (band[0] + band[1]) / 2)
+    return other_band[0] <= back <= other_band[1]
+
+
+def _side(value: float, band: tuple[float, float]) -> int:
+    """-1 below the band, 1 above it, 0 within."""
+    return -1 if value < band[0] else 1 if value > band[1] else 0
 
 
 _RESOLUTION = 60.0  # seconds: a timestamp's ends are compared to the minute, not to the second
