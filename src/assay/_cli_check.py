@@ -19,7 +19,6 @@ from assay._cli_common import (
     BACKOFF_HELP,
     RETRIES_HELP,
     EngineOption,
-    FailOnOption,
     SparkMasterOption,
     StoreOption,
     WorkspaceOption,
@@ -53,6 +52,19 @@ MoreArgument = Annotated[
         metavar="DOC",
         help="More event contract files: every contract on one event is measured together.",
         show_default=False,
+    ),
+]
+
+# check run's --fail-on: every command's levels, and the word "nothing" (assay.vocabulary.NOTHING).
+CheckFailOnOption = Annotated[
+    str | None,
+    typer.Option(
+        "--fail-on",
+        metavar="LEVEL",
+        help="Exit 1 when an expectation of this level or worse failed: critical, error or warning "
+        "(also accepted: failed = warning, hard = critical, soft = warning); 'nothing' exits 1 when "
+        "the run evaluated nothing (every expectation skipped or in error), alone or as error,nothing.",
+        show_default="never",
     ),
 ]
 
@@ -207,7 +219,7 @@ def check_run(
             show_default="not written",
         ),
     ] = None,
-    fail_on: FailOnOption = None,
+    fail_on: CheckFailOnOption = None,
     engine: EngineOption = "duckdb",
     spark_master: SparkMasterOption = None,
 ) -> None:
@@ -219,7 +231,7 @@ def check_run(
     from assay.platform.runs.check import run_document
     from assay.store import MetricStore
 
-    parse_fail_on(fail_on)  # a wrong word stops the command before anything runs
+    parse_fail_on(fail_on, nothing=True)  # a wrong word stops the command before anything runs
     files = _event_files(doc, more)
     if files is not None:
         options = {"at": at, "now": now, "only": tuple(only or ()), "dry_run": dry_run}

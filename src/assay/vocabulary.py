@@ -125,12 +125,22 @@ FAIL_ON_ALIASES: dict[str, Severity] = {
 it, with the level that gives the same exit codes as before (README.md, "Exit codes")."""
 
 
-def fail_on(text: str | None) -> Severity | None:
+NOTHING = "nothing"
+"""The ``--fail-on`` word of ``assay check run`` for a run that evaluated nothing: no enforced
+expectation passed or failed (every one skipped, ``upstream_missing`` on a day whose rows never
+came, or in error). It combines with a level: ``--fail-on error,nothing``."""
+
+
+def fail_on(text: str | None, *, nothing: bool = False) -> Severity | None:
     """The level a ``--fail-on`` word names, in every command alike: exit 1 when a finding of that
-    severity or worse was found. ``None`` (the option not given) is never.
+    severity or worse was found. ``None`` (the option not given) is never. With ``nothing`` (the
+    commands that take it), the word ``nothing`` may come too, alone or after a comma; it names
+    no level (:func:`fails_on_nothing` reads it).
 
     >>> fail_on("error"), fail_on("hard"), fail_on(None)
     (<Severity.ERROR: 'error'>, <Severity.CRITICAL: 'critical'>, None)
+    >>> fail_on("error,nothing", nothing=True), fail_on("nothing", nothing=True)
+    (<Severity.ERROR: 'error'>, None)
     >>> fail_on("fatal")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -138,7 +148,16 @@ def fail_on(text: str | None) -> Severity | None:
     """
     if text is None:
         return None
-    word = text.strip().lower()
+    words = [w.strip().lower() for w in text.split(",")]
+    if NOTHING in words:
+        if not nothing:
+            raise ConfigError(f"--fail-on: '{NOTHING}' is a word of assay check run only; use a level here")
+        words.remove(NOTHING)
+        if not words:
+            return None
+    if len(words) > 1:
+        raise ConfigError(f"--fail-on: '{text}' names more than one level; use one (and '{NOTHING}')")
+    word = words[0]
     if word in {s.value for s in Severity}:
         return Severity(word)
     if word in FAIL_ON_ALIASES:
@@ -147,6 +166,15 @@ def fail_on(text: str | None) -> Severity | None:
     raise ConfigError(
         f"--fail-on: '{text}' is not a level; use critical, error or warning (also accepted: {aliases})"
     )
+
+
+def fails_on_nothing(text: str | None) -> bool:
+    """Whether a ``--fail-on`` value holds the word ``nothing``.
+
+    >>> fails_on_nothing("error, nothing"), fails_on_nothing("error"), fails_on_nothing(None)
+    (True, False, False)
+    """
+    return text is not None and NOTHING in (w.strip().lower() for w in text.split(","))
 
 
 def reached(found: Iterable[Severity], threshold: Severity | None) -> bool:

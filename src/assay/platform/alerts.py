@@ -44,7 +44,7 @@ _GATE_DIMENSIONS = {
     "held": "validity",
 }
 """The gate's own reasons to quarantine or hold a row (they are no rule of the control file)."""
-_PROFILE_DIMENSIONS = {"null_rate": "completeness", "volume": "volume"}
+_PROFILE_DIMENSIONS = {"null_rate": "completeness", "volume": "volume", "duplicate_load": "uniqueness"}
 
 
 @dataclass(frozen=True)

@@ -174,6 +174,7 @@ def run_job(url: str, job: Job) -> JobResult:
                 workspace=workspace,
                 only=chosen,
                 run_id=run_id,
+                scheduled=True,
             )
         except AssayError as error:
             result.state = "config_error" if error.exit_code == 2 else "system_error"

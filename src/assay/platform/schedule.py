@@ -532,6 +532,7 @@ def _run(
                 engine=engine,
                 spark_master=spark_master,
                 run_id=run_id,
+                scheduled=True,
             )
     except AssayError as error:
         started.state = "config_error" if error.exit_code == 2 else "system_error"

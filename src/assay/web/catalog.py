@@ -175,7 +175,17 @@ def _last_run(activity: Any) -> dict[str, Any] | None:
     if activity is None or activity.last_run is None:
         return None
     run = activity.last_run.to_dict()
-    return {k: run[k] for k in ("id", "kind", "state", "started_at", "finished_at", "at")}
+    shown = {k: run[k] for k in ("id", "kind", "state", "started_at", "finished_at", "at")}
+    return {**shown, "evaluated_nothing": _evaluated_nothing(activity.last_run)}
+
+
+def _evaluated_nothing(run: Any) -> bool:
+    """Whether a completed check run judged no enforced expectation (its day's rows never came):
+    the catalog shows it as "evaluated nothing", never as a green ``completed``."""
+    counts = (run.summary or {}).get("summary")
+    if run.kind != "check" or run.state != "completed" or not isinstance(counts, dict):
+        return False
+    return not (counts.get("passed") or counts.get("failed"))
 
 
 def _contracts(plane: Plane) -> Sequence[Any]:

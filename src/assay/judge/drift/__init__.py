@@ -4,13 +4,14 @@ Each kind is one small class in :data:`JUDGEMENTS`, each stating its rule in one
 schema, the row count, a column's null rate against its band, the numeric range, a categorical
 column's values against every value it ever held (seed 002); a number's shape (mean, standard
 deviation, quantiles) against its bands, two number columns or two categories that exchanged
-their values, and a value every load of the window held that is gone (issue 30). Each reads a
+their values, a value every load of the window held that is gone, and a load whose content
+equals an earlier one's (issue 30). Each reads a
 :class:`Case` (today's load, the past the history read model found, the settings) and returns
 :class:`Finding` values, kept with the band they used so that ``assay history`` can show why an
 alert fired. The bands themselves are :mod:`assay.judge.drift.bands`. Nothing here reads a store.
 
 >>> [j.kind for j in JUDGEMENTS]
-['schema', 'volume', 'null_rate', 'range', 'new_value', 'shape', 'swap', 'swap', 'vanished_value']
+['schema', 'volume', 'null_rate', 'range', 'new_value', 'shape', 'swap', 'swap', 'vanished_value', 'duplicate_load']
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from assay.judge.drift.bands import (
 )
 from assay.judge.drift.case import Case, Finding, Past, Settings, Today
 from assay.judge.drift.category_swap import CategorySwap
+from assay.judge.drift.duplicate_load import DuplicateLoad
 from assay.judge.drift.new_value import NewValue
 from assay.judge.drift.null_rate import NullRate
 from assay.judge.drift.numeric_swap import NumericSwap
@@ -62,6 +64,7 @@ JUDGEMENTS: tuple[Judgement, ...] = (
     NumericSwap(),
     CategorySwap(),
     VanishedValue(),
+    DuplicateLoad(),
 )
 """Every judgement, in the order a load's findings are listed: the load's, then each column's."""
 

@@ -316,6 +316,29 @@ def range_band(
     return low - max(margin, k * _mad(lows)), high + max(margin, k * _mad(highs))
 
 
+def offset_band(
+    offsets: Sequence[float | None], *, resolution: float, sensitivity: float = 1.0
+) -> tuple[float, float] | None:
+    """The allowed offset of one end (the first or the last value) of a date or timestamp column
+    from the load's date: the window's own offsets of that end, widened by their span or by 3
+    robust deviations, and by at least ``resolution`` (a minute for a timestamp, nothing for a
+    date). An hourly file whose first reading is at midnight of its day on every load of the
+    window has a band one minute wide: an hour's shift is out of it. Where the first reading
+    moves (a day with no early flight), the band holds the moves the window saw, once more.
+
+    >>> offset_band([0.0] * 10, resolution=60.0)
+    (-60.0, 60.0)
+    >>> offset_band([18000.0, 21600.0] * 5, resolution=60.0)
+    (14400.0, 25200.0)
+    """
+    known = [v for v in offsets if v is not None]
+    if len(known) < MIN_RANGE_HISTORY:
+        return None
+    low, high = min(known), max(known)
+    margin = max(RANGE_MARGIN * (high - low), SOFT_SIGMAS / sensitivity * _mad(known), resolution)
+    return low - margin, high + margin
+
+
 def _mad(values: Sequence[float]) -> float:
     centre = statistics.median(values)
     return 1.4826 * statistics.median(abs(v - centre) for v in values)

@@ -36,6 +36,7 @@ from assay.lang import yamlsafe
 from assay.platform.checks.model import (
     _ID,
     METRIC_KINDS,
+    OVER,
     CountWhere,
     Document,
     Expectation,
@@ -316,7 +317,7 @@ def _metric_problem(entry: Any) -> str | None:
     if kind == "row_count":
         return "row_count takes no column: write it as a plain name"
     if kind == "freshness":
-        return None if isinstance(value, str) and value else "freshness names one timestamp column"
+        return _freshness_problem(value)
     if kind == "count_where":
         if not isinstance(value, dict):
             return "count_where needs {name, condition, sample_rows}"
@@ -333,6 +334,22 @@ def _metric_problem(entry: Any) -> str | None:
     columns = [value] if isinstance(value, str) else value
     if not isinstance(columns, list) or not columns or not all(isinstance(c, str) and c for c in columns):
         return f"{kind} needs a column or a list of columns"
+    return None
+
+
+def _freshness_problem(value: Any) -> str | None:
+    """Why a ``freshness`` entry is malformed: it is a column, or ``{column, over}``."""
+    if isinstance(value, str) and value:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("column"), str) or not value["column"]:
+        return (
+            "freshness names one timestamp column: {freshness: c} or {freshness: {column: c, over: source}}"
+        )
+    unknown = sorted(set(value) - {"column", "over"})
+    if unknown:
+        return f"freshness takes column and over, not {', '.join(unknown)}"
+    if value.get("over", "slice") not in OVER:
+        return f"freshness over '{value.get('over')}': use {' or '.join(OVER)}"
     return None
 
 

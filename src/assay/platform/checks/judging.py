@@ -116,7 +116,7 @@ class Judging:
             return [as_outcome(base, Outcome.SYSTEM_ERROR, PLATFORM_OWNER, m.errors["*"])]
         if m.failure == "config":
             return [as_outcome(base, Outcome.CONFIG_ERROR, self._author(), m.errors["*"])]
-        if m.missing:
+        if m.missing and not _whole_source(profile, expectation):
             return [
                 as_outcome(
                     base, Outcome.SKIPPED, None, f"upstream missing: {m.missing}", reason="upstream_missing"
@@ -318,6 +318,13 @@ class Judging:
 
     def _author(self) -> str | None:
         return self.document.dataset.author or self.document.dataset.owners.team
+
+
+def _whole_source(profile: Profile, expectation: Expectation) -> bool:
+    """Whether the expectation reads a freshness over the whole source: judged on a day whose
+    slice is empty (or whose source has no file: no value, so it fails), never skipped."""
+    spec = profile.spec(expectation.reference.key) if expectation.metric is not None else None
+    return spec is not None and spec.over == "source"
 
 
 def _ordered(profile: Profile, by: Sequence[str]) -> tuple[str, ...]:

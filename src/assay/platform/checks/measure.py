@@ -369,6 +369,9 @@ def _aggregate(
     if spec.kind == "freshness":
         if not column.kind.temporal:
             raise ConfigError(f"freshness needs a date or timestamp column; '{column.name}' is {column.type}")
+        if spec.over == "source":  # the newest row that arrived at all, whatever the day's slice holds
+            newest = exp.select(exp.Max(this=ref)).from_(exp.to_identifier(SOURCE, quoted=True))
+            return exp.Subquery(this=newest), _freshness
         return exp.Max(this=ref), _freshness
     if spec.kind == "null_count":
         return exp.Sub(this=star, expression=exp.Count(this=ref)), _number

@@ -34,6 +34,9 @@ MODES = ("enforce", "advisory")
 COLUMN_METRICS = ("null_rate", "null_count", "distinct_count", "min", "max", "mean", "sum")
 """Metrics measured per column: ``{null_rate: [a, b]}`` (or one column as a string)."""
 
+OVER = ("slice", "source")
+"""What a ``freshness`` metric reads: the run's slice (the rows of its day, the default) or the
+whole ``source``, so that a day whose rows never came is measured as stale, not skipped."""
 METRIC_KINDS = ("row_count", "freshness", *COLUMN_METRICS, "count_where")
 """Every metric a profile can declare."""
 
@@ -168,6 +171,7 @@ class MetricSpec:
     kind: str
     column: str | None = None
     where: CountWhere | None = None
+    over: str = "slice"  # freshness only (OVER): "source" reads every row of the source
 
     @property
     def key(self) -> str:
@@ -444,6 +448,8 @@ def _specs(entry: Any) -> Iterator[MetricSpec]:
     kind, value = next(iter(entry.items()))
     if kind == "freshness" and isinstance(value, str):
         yield MetricSpec("freshness", value)
+    elif kind == "freshness" and isinstance(value, Mapping) and isinstance(value.get("column"), str):
+        yield MetricSpec("freshness", value["column"], over=str(value.get("over", "slice")))
     elif kind in COLUMN_METRICS:
         columns = [value] if isinstance(value, str) else value if isinstance(value, list) else []
         for column in columns:

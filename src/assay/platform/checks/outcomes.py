@@ -3,7 +3,7 @@ mapping, and the run's summary. Event runs report the same shape (:mod:`assay.pl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from typing import Any
@@ -137,12 +137,29 @@ def summarize(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def failing_severities(result: CheckResult, threshold: str) -> bool:
-    """Whether an enforced expectation of ``threshold`` severity or worse failed."""
-    from assay.vocabulary import Severity, fail_on, reached
+    """Whether an enforced expectation of ``threshold`` severity or worse failed, or, when
+    ``threshold`` holds ``nothing``, whether the run evaluated nothing (:func:`evaluated_nothing`)."""
+    from assay.vocabulary import Severity, fail_on, fails_on_nothing, reached
 
     found = (
         Severity(o["severity"])
         for o in result.outcomes
         if o["outcome"] == Outcome.FAILED.value and o["mode"] == "enforce"
     )
-    return reached(found, fail_on(threshold))
+    if fails_on_nothing(threshold) and evaluated_nothing(result.outcomes):
+        return True
+    return reached(found, fail_on(threshold, nothing=True))
+
+
+def evaluated_nothing(outcomes: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether no enforced expectation passed or failed: every one skipped (a day whose rows
+    never came is ``upstream_missing``) or in error. Such a run completed, but it said nothing
+    about the data: ``--fail-on nothing`` fails it and the catalog never shows it green.
+
+    >>> evaluated_nothing([{"mode": "enforce", "outcome": "skipped"}]), evaluated_nothing([])
+    (True, True)
+    >>> evaluated_nothing([{"mode": "enforce", "outcome": "failed"}])
+    False
+    """
+    judged = (Outcome.PASSED.value, Outcome.FAILED.value)
+    return not any(o.get("mode") == "enforce" and o.get("outcome") in judged for o in outcomes)

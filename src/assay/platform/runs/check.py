@@ -91,10 +91,12 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
         spark_master: str | None = None,
         sleep: Callable[[float], None] = clock.sleep,
         run_id: str | None = None,
+        scheduled: bool = False,
     ) -> None:
         from assay.judge.evaluation import parse_now
 
         self.run_id = run_id  # chosen by the caller (a scheduler's tick names its run before it starts)
+        self.scheduled = scheduled  # a schedule's tick: a day whose slice is empty is an incident
         self.document = document
         self.dataset = document.dataset.name
         self.path = path
@@ -344,11 +346,42 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
             from assay.platform.incidents import judge
 
             started = clock.perf_counter()
+            outcomes = [*result.outcomes, *self._arrivals()]
             result.incidents = judge(
-                store, result.outcomes, self._incident_context(), at=self.at, run_id=run_id, now=self.now
+                store, outcomes, self._incident_context(), at=self.at, run_id=run_id, now=self.now
             )
             result.seconds["incidents"] = clock.perf_counter() - started
         return None if result.incidents is None else {"incidents": result.incidents}
+
+    def _arrivals(self) -> list[dict[str, Any]]:
+        """A scheduled run's word on each sliced profile it measured: did the day's rows arrive?
+        Failed when the slice is empty ("no data for D", critical, the dataset's owners'), passed
+        when it has rows, so that the incident it opens resolves once the rows come. Not among the
+        run's outcomes: the expectations say what the rows hold, this says whether there were
+        any (a run by hand, ``assay check run``, keeps the empty day as skipped)."""
+        if not self.scheduled:
+            return []
+        owners = self.document.dataset.owners
+        out = []
+        for pid, m in self.measured.items():
+            if m.profile.slice is None or m.failure:
+                continue
+            day = self.at.date().isoformat()
+            message = f"no data for {day}: {m.missing}" if m.missing else f"{m.rows} rows for {day}"
+            out.append(
+                {
+                    "expectation": arrival(pid),
+                    "mode": "enforce",
+                    "outcome": "failed" if m.missing else "passed",
+                    "severity": "critical",
+                    "owner": owners.team or owners.contact,
+                    "observed": float(m.rows or 0),
+                    "expected": {"low": 1.0, "high": None},
+                    "message": message,
+                    "group": None,
+                }
+            )
+        return out
 
     def _incident_context(self) -> Any:
         from assay.platform.incidents import Context, dimension_of
@@ -364,7 +397,8 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
             tags=dataset.tags,
             tier=dataset.tier,
             dimensions={
-                e.id: dimension_of(e.metric, e.rule, e.dimension) for e in self.document.expectations
+                **{e.id: dimension_of(e.metric, e.rule, e.dimension) for e in self.document.expectations},
+                **{arrival(p.id): "volume" for p in self.document.profiles},
             },
             divided=frozenset(e.id for e in self.document.expectations if e.divide_by_group),
             route=lambda facts: route(routes, facts),
@@ -373,9 +407,18 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
         )
 
 
+def arrival(profile: str) -> str:
+    """The incident key's name for a scheduled profile's day that brought no rows (``CheckRun._arrivals``).
+
+    >>> arrival("daily")
+    'arrival:daily'
+    """
+    return f"arrival:{profile}"
+
+
 def run_document(document: Document, path: Path | str, **options: Any) -> CheckResult:
     """Run a check document (see :class:`CheckRun` for the options)."""
     return CheckRun(document, Path(path), **options).run()
 
 
-__all__ = ["CheckRun", "default_engine", "notify_config", "run_document"]
+__all__ = ["CheckRun", "arrival", "default_engine", "notify_config", "run_document"]

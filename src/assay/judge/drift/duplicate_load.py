@@ -1,0 +1,65 @@
+"""Duplicate load: a load whose content equals an earlier load's of the window is the earlier
+file sent again (yesterday's extract re-delivered under today's date), one hard alert naming that
+load's date.
+
+"The same content" is read from the profile, not from the bytes, so that a file re-written (the
+same rows as Parquet instead of CSV, another compression, quoted differently) is still the same:
+the same row count and number of columns, and every metric the profile measures of every column
+(its null, blank and distinct counts, its minimum and maximum, the counted column pairs) equal,
+to a relative 1e-9 (a number read from text and from Parquet may differ in the last bit). A
+byte-identical file (the same ``assay.lake.checksum``) has the same profile, so it is the same
+content too. A dataset that repeats itself (two loads of the window with the same content: a
+reference table that seldom changes) is not judged: repeating is its normal. An empty load is
+the volume judgement's."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from assay.judge.drift.case import Case, Finding
+from assay.measure.profile import ColumnProfile, Metrics
+
+_TOLERANCE = 1e-9
+
+
+class DuplicateLoad:
+    kind = "duplicate_load"
+    statement = "a load's content (its whole profile) differs from every earlier load's in the window"
+    per_column = False
+
+    def judge(self, case: Case, column: ColumnProfile | None = None) -> list[Finding]:
+        if not case.settings.enabled(self.kind, None) or case.today.profile.rows == 0:
+            return []
+        today = case.measured
+        loads = [load for load in case.past.loads if load.id in case.past.metrics]
+        same = [load for load in loads if _same(today, case.past.metrics[load.id])]
+        if not same:
+            return []
+        earlier = same[0]  # the window is most recent first
+        metrics = [case.past.metrics[load.id] for load in loads]
+        if any(_same(a, b) for i, a in enumerate(metrics) for b in metrics[i + 1 :]):
+            return []
+        when = earlier.logical_date or earlier.logical_time.date()
+        message = (
+            f"the same content as the load of {when.isoformat()} ({case.today.profile.rows:,} rows, "
+            "every column's profile equal): that load's file sent again?"
+        )
+        detail = {"load_date": when.isoformat(), "load_id": earlier.id}
+        rows = float(case.today.profile.rows)
+        return [Finding(None, self.kind, rows, None, "hard", message, detail=detail)]
+
+
+def _same(today: Mapping[tuple[str, str, str], float | None], earlier: Metrics) -> bool:
+    """Whether every metric of today's profile is the earlier load's (the column count among
+    them: a load with more columns is not the same content)."""
+    for key, value in today.items():
+        if key not in earlier:
+            return False
+        other = earlier[key]
+        if value is None or other is None:
+            if value is not other:
+                return False
+        elif not math.isclose(value, other, rel_tol=_TOLERANCE, abs_tol=0.0):
+            return False
+    return True
