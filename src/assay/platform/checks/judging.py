@@ -206,7 +206,7 @@ class Judging:
             if self.store is None:
                 return []
             points = self.store.history(
-                self.document.dataset.name, key, partition=partition, before=self.at, limit=k
+                self.document.dataset.name, key, partition=partition, before=self.at, limit=k, baseline=True
             )
             return [p.value for p in points if p.value is not None]
 

@@ -49,6 +49,7 @@ from assay.lang.dqdl.printer import analyzer_text, rule_text
 from assay.measure import Aggregate, Measurements, ScanPlan
 from assay.measure.requests import count_star
 from assay.platform.alerts import Alerting, Routing
+from assay.platform.baselines import rule_holds, rule_keys
 from assay.platform.events.records import supersede_window
 from assay.platform.runs.driver import Driver, Flow, Persisted, Retry, Settlement, required
 from assay.platform.runs.run import Input
@@ -121,6 +122,7 @@ class Evaluation:
         self.logical_date = logical_date
         self.source_sha256: str | None = None  # the primary file's checksum, when a load records it
         self.run_id = run_id  # the run whose pending loads this evaluation writes and reads
+        self.reads: list[list[tuple[str, str, str]]] = []  # each rule's metric keys, once judged
         self.owns_engine = engine is None
         self.engine = engine or DuckDBEngine()
         self.primary = register(self.engine, "primary", data, read)
@@ -169,6 +171,7 @@ class Evaluation:
     def judge(self, measured: Measured) -> EvaluationResult:
         """Each rule's outcome from the measured values and the stored history."""
         outcomes = [self._outcome(rule, measured.values) for rule in measured.compiled]
+        self.reads = [rule_keys(rule) for rule in measured.compiled]
         analyzer_outcomes = [
             self._analyzer_outcome(node, group, measured.values, measured.scanned)
             for node, group in zip(self.ruleset.analyzers or (), measured.analyzers, strict=True)
@@ -211,7 +214,13 @@ class Evaluation:
         if self.store is None or not self.dataset:
             return []
         points = self.store.history(
-            self.dataset, key, partition=self.partition, before=self.now, limit=k, run=self.run_id
+            self.dataset,
+            key,
+            partition=self.partition,
+            before=self.now,
+            limit=k,
+            run=self.run_id,
+            baseline=True,
         )
         return [p.value for p in points if p.value is not None]
 
@@ -331,6 +340,12 @@ class DqdlRun(Flow[Measured, int, EvaluationResult, EvaluationResult]):
         def writes() -> dict[str, Any] | None:
             if load is not None:
                 store.settle_loads({load: "current"})
+                # what a failed rule read stays out of later baselines until a person accepts it
+                held = rule_holds(
+                    (r.rule, Outcome.from_glue(r.outcome).value, keys)
+                    for r, keys in zip(result.rules, evaluation.reads, strict=True)
+                )
+                store.hold_out_of_baselines(load, held, run_id=run.id, at=evaluation.now)
                 # the same moment evaluated again (a re-run after a kill, a corrected file) is
                 # the same load: history counts it once
                 supersede_window(
