@@ -19,7 +19,7 @@ every history read leaves them out. A person then decides, audited in the same t
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -43,11 +43,15 @@ def profile_holds(alerts: Iterable[tuple[str, str | None, str]]) -> list[Hold]:
 
 
 def check_holds(
-    outcomes: Sequence[Mapping[str, Any]], reads: Mapping[str, Sequence[tuple[str, str, str]]]
+    outcomes: Sequence[Mapping[str, Any]],
+    reads: Mapping[str, Sequence[tuple[str, str, str]]],
+    unread: Collection[tuple[str, str]] = (),
 ) -> list[Hold]:
     """A check run's enforced failures (of one profile): each keeps out the metrics
     it read (``reads``: expectation id → its metric keys; a metric expectation's ``by:`` group is
-    taken from its outcome). Advisory expectations tell nobody, so they keep nothing out.
+    taken from its outcome). Advisory expectations tell nobody, so they keep nothing out, and
+    neither does a failure against a history that was empty (``unread``: (expectation, group
+    instance)): it failed for want of a past, and holding it would keep the history empty.
 
     >>> check_holds([{"expectation": "rows", "outcome": "failed", "mode": "enforce", "group": None}],
     ...             {"rows": [("Dataset", "*", "row_count")]})
@@ -61,7 +65,8 @@ def check_holds(
         for entity, instance, name in reads.get(expectation, ()):
             if item.get("group"):
                 entity, instance = "Group", group_key(item["group"])
-            holds.append(Hold(expectation, entity, instance, name))
+            if (expectation, instance) not in unread:
+                holds.append(Hold(expectation, entity, instance, name))
     return holds
 
 

@@ -342,7 +342,7 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
             store.supersede(self.dataset, self.at.date(), partition=pid, keep=load)
         store.save_check_outcomes(run_id, self.dataset, self.at, result.outcomes)
         for pid, load in loads.items():  # what failed stays out of later baselines
-            holds = check_holds(result.outcomes, self._reads(pid))
+            holds = check_holds(result.outcomes, self._reads(pid), self.judging.unread)
             store.hold_out_of_baselines(load, holds, run_id=run_id, at=self.now)
         if self.notify is not None:  # incidents and their notifications: the same transaction
             from assay.platform.incidents import judge

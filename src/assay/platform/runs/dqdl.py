@@ -123,6 +123,7 @@ class Evaluation:
         self.source_sha256: str | None = None  # the primary file's checksum, when a load records it
         self.run_id = run_id  # the run whose pending loads this evaluation writes and reads
         self.reads: list[list[tuple[str, str, str]]] = []  # each rule's metric keys, once judged
+        self.unread = False  # the rule being judged read an empty history
         self.owns_engine = engine is None
         self.engine = engine or DuckDBEngine()
         self.primary = register(self.engine, "primary", data, read)
@@ -170,8 +171,15 @@ class Evaluation:
 
     def judge(self, measured: Measured) -> EvaluationResult:
         """Each rule's outcome from the measured values and the stored history."""
-        outcomes = [self._outcome(rule, measured.values) for rule in measured.compiled]
-        self.reads = [rule_keys(rule) for rule in measured.compiled]
+        outcomes = []
+        self.reads = []
+        for rule in measured.compiled:
+            self.unread = False
+            outcomes.append(self._outcome(rule, measured.values))
+            # a rule that compared with a history it did not have (last() of nothing is 0.0)
+            # failed for want of a past, not for its data: holding its load would leave the
+            # history empty for good
+            self.reads.append([] if self.unread else rule_keys(rule))
         analyzer_outcomes = [
             self._analyzer_outcome(node, group, measured.values, measured.scanned)
             for node, group in zip(self.ruleset.analyzers or (), measured.analyzers, strict=True)
@@ -222,7 +230,9 @@ class Evaluation:
             run=self.run_id,
             baseline=True,
         )
-        return [p.value for p in points if p.value is not None]
+        values = [p.value for p in points if p.value is not None]
+        self.unread = self.unread or not values
+        return values
 
     # --- judging ---------------------------------------------------------------------------
 
