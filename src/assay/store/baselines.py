@@ -81,6 +81,7 @@ class Mark:
             "partition": self.partition,
             "kind": self.hold.kind,
             "metric": ".".join(self.hold.pattern),
+            "column": self.hold.instance if self.hold.entity == "Column" else None,
             "state": self.state,
             "run_id": self.run_id,
             "decided_by": self.decided_by,
