@@ -6,6 +6,7 @@ judgements read), and a metric's stored series with the bands each load was judg
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -95,7 +96,7 @@ class History:
         marks = self.store.out_of_baselines([load.id for load in loads])
         if not marks:
             chosen = [loads[i] for i in window.select(dates, self.load_date)]
-            return chosen, self.store.load_metrics([load.id for load in chosen])
+            return chosen, dict(self.store.load_metrics([load.id for load in chosen]))
         reach = [  # every load the window could read, in its order
             i
             for i in replace(window, size=len(loads)).select(dates, self.load_date)
@@ -117,7 +118,7 @@ class History:
             load: [p for s, p in found if not (s == "held" and (load, p[:2]) in usual)]
             for load, found in marks.items()
         }
-        metrics = self.store.load_metrics([loads[i].id for i in reach])
+        metrics = dict(self.store.load_metrics([loads[i].id for i in base]))
         kept: dict[int, Metrics] = {}
         short: dict[tuple[str, str], int] = {}  # a scope's loads held out of the window
         for i in base:
@@ -125,23 +126,27 @@ class History:
             kept[load] = {k: v for k, v in metrics[load].items() if not _covered(out.get(load, ()), k)}
             for scope in {k[:2] for k in metrics[load] if k not in kept[load]}:
                 short[scope] = short.get(scope, 0) + 1
-        for scope, missing in short.items():
-            for i in reach[window.size :]:
-                if missing == 0:
-                    break
-                load = loads[i].id
+        rows = ("Dataset", "*", "RowCount")
+        further = iter(reach[window.size :])
+        while any(short.values()):
+            # the next earlier loads, a window's worth at a time: a year of history is not read
+            chunk = [loads[i].id for i in itertools.islice(further, window.size)]
+            if not chunk:
+                break
+            metrics = dict(self.store.load_metrics(chunk))
+            for load in chunk:
                 patterns = out.get(load, ())
-                found = {
-                    k: v for k, v in metrics[load].items() if k[:2] == scope and not _covered(patterns, k)
-                }
-                if not found:
-                    continue
-                # a rate over the load's rows needs its row count (the volume band reads it too)
-                rows = ("Dataset", "*", "RowCount")
-                if rows in metrics[load] and not _covered(patterns, rows):
-                    found[rows] = metrics[load][rows]
-                kept[load] = {**kept.get(load, {}), **found}
-                missing -= 1
+                for scope, missing in short.items():
+                    found = {
+                        k: v for k, v in metrics[load].items() if k[:2] == scope and not _covered(patterns, k)
+                    }
+                    if not missing or not found:
+                        continue
+                    # a rate over the load's rows needs its row count (the volume band reads it too)
+                    if rows in metrics[load] and not _covered(patterns, rows):
+                        found[rows] = metrics[load][rows]
+                    kept[load] = {**kept.get(load, {}), **found}
+                    short[scope] = missing - 1
         chosen = [loads[i] for i in reach if loads[i].id in kept]
         return chosen, kept
 
