@@ -1,5 +1,5 @@
 """``assay decisions list|accept|reject``: the decisions on never-seen values that the monitor opens
-and the gate holds rows for.
+and the gate holds rows for; ``assay accept``: a load held out of later baselines taken back in.
 
 Imported by :mod:`assay.cli`, which registers the group; the work is in
 :mod:`assay.platform.decisions`.
@@ -162,3 +162,74 @@ def decisions_reject(
 ) -> None:
     """Reject a new value: rows the gate held for it are quarantined; it alerts hard if it comes back."""
     _decide(decision_id, "rejected", _Bulk(dataset, column, every), by, note, workspace, store, json_out)
+
+
+def accept_command(
+    dataset: Annotated[str, typer.Argument(help="The dataset whose load to accept.")],
+    load_date: Annotated[
+        str, typer.Option("--load-date", help="The held load's date (YYYY-MM-DD; a check run's --at day).")
+    ],
+    column: Annotated[
+        str | None, typer.Option(help="Only what this column raised.", show_default="every column")
+    ] = None,
+    kind: Annotated[
+        str | None,
+        typer.Option(
+            help="Only what this raised: a monitor judgement (null_rate, volume, range...), a check "
+            "expectation's id or a DQDL rule.",
+            show_default="everything",
+        ),
+    ] = None,
+    new_normal: Annotated[
+        bool,
+        typer.Option(
+            "--new-normal",
+            help="The load starts a new level: it and the held loads after it come in, the loads "
+            "before it leave these metrics' baselines.",
+        ),
+    ] = False,
+    by: ByOption = None,
+    note: Annotated[str | None, typer.Option(help="Why.", show_default="none")] = None,
+    workspace: WorkspaceOption = None,
+    store: StoreOption = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print what was accepted as JSON.")] = False,
+) -> None:
+    """Accept a load held out of later baselines (it raised a hard alert or failed an expectation):
+    later judgements read it again. Audited."""
+    import getpass
+    from datetime import UTC, date, datetime
+
+    from assay.platform.baselines import accept
+    from assay.store import MetricStore
+
+    try:
+        day = date.fromisoformat(load_date)
+    except ValueError:
+        raise ConfigError(f"--load-date {load_date!r} is not a date (YYYY-MM-DD)") from None
+    space = Workspace(workspace)
+    space.existing(store_url(store))
+    who = by or os.environ.get("ASSAY_USER") or getpass.getuser()
+    with MetricStore.open(store_url(store), workspace=space.root) as metric_store:
+        done = accept(
+            metric_store,
+            dataset,
+            on=day,
+            column=column,
+            kind=kind,
+            new_normal=new_normal,
+            by=who,
+            note=note,
+            now=datetime.now(UTC),
+        )
+    if json_out:
+        _write_json("-", done.to_dict())
+        return
+    for mark in done.marks:
+        item = mark.to_dict()
+        out.print(
+            f"{dataset} {item['load_date']}: {item['kind']} ({item['metric']}) accepted by {who}",
+            highlight=False,
+            markup=False,
+        )
+    if new_normal:
+        out.print(f"  new normal: {done.left_out} earlier load(s) left these baselines", highlight=False)

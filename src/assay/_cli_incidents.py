@@ -150,8 +150,9 @@ def incidents_resolve(
     cause: Annotated[
         str,
         typer.Option(
-            help="Why: real_issue, expected_change or false_alarm (its loads leave later baselines), "
-            "new_normal (the baselines restart at its first failure)."
+            help="Why: real_issue or expected_change (its loads stay out of later baselines), "
+            "false_alarm (they come back in), new_normal (they come in and the baselines restart "
+            "at its first failure)."
         ),
     ],
     note: Annotated[

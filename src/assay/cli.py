@@ -166,7 +166,7 @@ def _register_commands() -> None:
     # In the order ``assay --help`` lists them (commands, then groups); each group's module is
     # imported here, at the end, so that every command module can be read on its own.
     from assay._cli_check import check_app
-    from assay._cli_decisions import decisions_app
+    from assay._cli_decisions import accept_command, decisions_app
     from assay._cli_dqdl import dqdl_app, rules_app
     from assay._cli_gate import gate, table_app
     from assay._cli_incidents import incidents_app
@@ -184,6 +184,7 @@ def _register_commands() -> None:
     app.command("gate")(gate)
     app.command("profile")(profile_command)
     app.command("history")(history_command)
+    app.command("accept")(accept_command)
     app.command("recover")(recover_command)
     app.command("demo")(demo)
     app.add_typer(check_app, name="check")

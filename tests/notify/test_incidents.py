@@ -327,20 +327,22 @@ def test_acknowledge_mute_and_resolve_by_hand(world: World, capsys: pytest.Captu
     shown = json.loads(capsys.readouterr().out)["incident"]
     assert code == 0 and (shown["state"], shown["cause"]) == ("resolved", "false_alarm")
     assert [e["kind"] for e in shown["events"]] == ["opened", "acknowledged", "resolved"]
-    assert shown["events"][-1]["detail"]["left_out_of_baselines"] == 1
+    resolved = shown["events"][-1]["detail"]
+    assert (resolved["left_out_of_baselines"], resolved["accepted_into_baselines"]) == (0, 1)
     # the owners heard of the opening and of the resolution (done now, by the wall clock), with
     # the cause in words
     world.deliver(capsys, None)
     messages = [b["message"] for b in world.got("/owners")]
     assert len(messages) == 2 and "resolved by ana: false alarm (a test load)" in messages[1]
-    # the false alarm's load is left out of the history later judgements read
+    # the failing load was held out of the history later judgements read; a false alarm was a
+    # normal load after all: it is back in
     with MetricStore.open(workspace=world.root) as store:
         from datetime import UTC, datetime
 
         series = store.metric_series(
             "shop.orders", partition="daily", names={"row_count"}, before=datetime(2026, 11, 4, tzinfo=UTC)
         )
-    assert [v for _, v in series[("Dataset", "*", "row_count")]] == [10.0, 10.0]
+    assert [v for _, v in series[("Dataset", "*", "row_count")]] == [2.0, 10.0, 10.0]
     # nothing left to resolve
     assert (
         assay(
@@ -523,13 +525,23 @@ def test_a_run_killed_at_each_stage_boundary_sends_each_notification_once_and_in
         assert incident.failures == 1
         # each run's stages as far as it got: the killed one's stop where it was killed
         stages = {r["state"]: r["stages"] for r in store.check_runs("shop.orders") if r["at"] == at}
-        # one current load of the day: the killed run's metrics are not history
+        # one current load of the day: the killed run's metrics are not history (and the day's,
+        # which failed, is held out of later baselines)
         from datetime import UTC, datetime
 
+        from assay.store import MetricKey
+
+        stored = store.history(
+            "shop.orders",
+            MetricKey.dataset("row_count"),
+            partition="daily",
+            before=datetime(2026, 11, 4, tzinfo=UTC),
+        )
         series = store.metric_series(
             "shop.orders", partition="daily", names={"row_count"}, before=datetime(2026, 11, 4, tzinfo=UTC)
         )
-    assert [v for _, v in series[("Dataset", "*", "row_count")]] == [2.0, 10.0, 10.0]
+    assert [p.value for p in stored] == [2.0, 10.0, 10.0]
+    assert [v for _, v in series[("Dataset", "*", "row_count")]] == [10.0, 10.0]
     everything = ["running", "measured", "judged", "notified"]
     if point in ("after-settle", "after-summary"):  # committed: it is the day's run, delivered later
         assert stages == {"completed": everything}

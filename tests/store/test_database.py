@@ -48,6 +48,7 @@ TABLES = {
     "web_sessions",
     "login_codes",
     "audit",
+    "baseline_marks",
 }
 MAY_1 = datetime(2024, 5, 1, tzinfo=UTC)
 

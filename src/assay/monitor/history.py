@@ -6,18 +6,21 @@ judgements read), and a metric's stored series with the bands each load was judg
 
 from __future__ import annotations
 
+import itertools
+from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import ConfigError
-from assay.judge.drift import Past, Window
+from assay.judge.drift import INCIDENTS, Past, Window
 from assay.judge.drift.range import days
 from assay.judge.drift.shape_band import METRICS as SHAPE_METRICS
 from assay.judge.result import json_number
 from assay.measure.profile import Metrics
 from assay.store import MetricKey
+from assay.store.baselines import matches
 from assay.store.profiles import UNKNOWN, Judgement, LoadInfo
 
 if TYPE_CHECKING:
@@ -61,7 +64,7 @@ class History:
         """The window of earlier loads, their metrics and schema, and for each of ``categories``
         the values seen before and the decisions on them: what the drift judgements read."""
         loads = self.store.window(self.dataset, self.load_date)
-        chosen = [loads[i] for i in window.select([load.logical_date for load in loads], self.load_date)]
+        chosen, metrics = self._clean(loads, window)
         schema = self.store.load_schema(loads[0].id) if loads else None
         if schema is not None:  # a column with no value in the last load: its last known type
             unknown = [name for name, kind in schema if kind == UNKNOWN]
@@ -70,13 +73,91 @@ class History:
         columns = list(categories) if loads else []
         return Past(
             loads=chosen,
-            metrics=self.store.load_metrics([load.id for load in chosen]),
+            metrics=metrics,
             schema=schema,
             seen={c: self.value_set(c) for c in columns},
             status={c: self.store.decision_status(self.dataset, c) for c in columns},
             earlier=bool(loads),
             counts=self.store.load_values([load.id for load in chosen], columns),
         )
+
+    def _clean(self, loads: list[LoadInfo], window: Window) -> tuple[list[LoadInfo], dict[int, Metrics]]:
+        """The window's loads and their metrics, without what raised a failure and no person has
+        accepted (:mod:`assay.store.baselines`): a load held out whole leaves the window, and a
+        column (or the load's own counts) held out of a load is read from the next earlier load
+        instead, so that each series keeps the window's size and a bad day never becomes the
+        band of the next (a day with half of ``dep_time`` missing made the band 0-90%).
+
+        An incident is rare (as in :func:`~assay.judge.drift.bands.null_rate_band`): of the
+        loads held for one column that no person has decided on, the most recent one in
+        ``INCIDENTS`` of the window stay out, and the older ones come back: a column that alerts
+        that often without anyone acting (a pressure gauge that fails on a quarter of the days,
+        storms, a level that has lasted) is alerting on its own variation, which its band must
+        learn. Loads a person left out stay out, however many."""
+        dates = [load.logical_date for load in loads]
+        marks = self.store.out_of_baselines([load.id for load in loads])
+        if not marks:
+            chosen = [loads[i] for i in window.select(dates, self.load_date)]
+            return chosen, dict(self.store.load_metrics([load.id for load in chosen]))
+        reach = [  # every load the window could read, in its order
+            i
+            for i in replace(window, size=len(loads)).select(dates, self.load_date)
+            if all(pattern != _WHOLE for _, pattern in marks.get(loads[i].id, ()))
+        ]
+        base = reach[: window.size]
+        # a person has not decided: beyond one load in INCIDENTS of the window held for a
+        # column, the oldest are the column's usual variation and come back into its band
+        room = max(1, len(base) // INCIDENTS)
+        seen: Counter[tuple[str, str]] = Counter()
+        usual: set[tuple[int, tuple[str, str]]] = set()
+        for i in base:
+            load = loads[i].id
+            for scope in {p[:2] for s, p in marks.get(load, ()) if s == "held"}:
+                seen[scope] += 1
+                if seen[scope] > room:
+                    usual.add((load, scope))
+        out = {
+            load: [p for s, p in found if not (s == "held" and (load, p[:2]) in usual)]
+            for load, found in marks.items()
+        }
+        metrics = dict(self.store.load_metrics([loads[i].id for i in base]))
+        kept: dict[int, Metrics] = {}
+        short: dict[tuple[str, str], int] = {}  # a scope's loads held out of the window
+        for i in base:
+            load = loads[i].id
+            kept[load] = {k: v for k, v in metrics[load].items() if not _covered(out.get(load, ()), k)}
+            for scope in {k[:2] for k in metrics[load] if k not in kept[load]}:
+                short[scope] = short.get(scope, 0) + 1
+        rows = ("Dataset", "*", "RowCount")
+        further = iter(reach[window.size :])
+        while any(short.values()):
+            # the next earlier loads, a window's worth at a time: a year of history is not read
+            chunk = [loads[i].id for i in itertools.islice(further, window.size)]
+            if not chunk:
+                break
+            metrics = dict(self.store.load_metrics(chunk))
+            for load in chunk:
+                patterns = out.get(load, ())
+                for scope, missing in short.items():
+                    found = {
+                        k: v for k, v in metrics[load].items() if k[:2] == scope and not _covered(patterns, k)
+                    }
+                    if not missing or not found:
+                        continue
+                    # a rate over the load's rows needs its row count (the volume band reads it too)
+                    if rows in metrics[load] and not _covered(patterns, rows):
+                        found[rows] = metrics[load][rows]
+                    kept[load] = {**kept.get(load, {}), **found}
+                    short[scope] = missing - 1
+        chosen = [loads[i] for i in reach if loads[i].id in kept]
+        return chosen, kept
+
+
+_WHOLE = ("*", "*", "*")
+
+
+def _covered(patterns: Iterable[tuple[str, str, str]], key: tuple[str, str, str]) -> bool:
+    return any(matches(pattern, key) for pattern in patterns)
 
 
 def distinct_counts(metrics: Metrics) -> dict[str, float | None]:

@@ -32,14 +32,17 @@ from datetime import date, datetime, timedelta
 from typing import Any, NoReturn
 
 from assay.errors import ConfigError
+from assay.platform.baselines import settle_incident
 from assay.platform.routing import Facts
 from assay.store.checks import group_key
 from assay.store.incidents import IncidentRecord
 
 DIMENSIONS = ("freshness", "volume", "completeness", "uniqueness", "validity")
 CAUSES = ("real_issue", "expected_change", "false_alarm", "new_normal")
-"""Why an incident resolved by hand: ``expected_change`` and ``false_alarm`` leave its loads out
-of later baselines; ``new_normal`` restarts the baselines at the incident's first failure."""
+"""Why an incident resolved by hand, and what becomes of the loads its failures held out of later
+baselines (:mod:`assay.platform.baselines`): ``false_alarm`` takes them back in, ``new_normal``
+takes them in and restarts the baselines at its first failure, ``real_issue`` and
+``expected_change`` keep them out for good."""
 PASSES_TO_RESOLVE = 2
 REOPEN_WITHIN = timedelta(hours=24)
 SYSTEM_ERROR_EVERY = timedelta(minutes=15)
@@ -574,20 +577,16 @@ def mute(store: Any, incident_id: str, *, until: datetime, by: str, now: datetim
 def resolve(
     store: Any, incident_id: str, *, by: str, cause: str, note: str | None, now: datetime
 ) -> tuple[IncidentRecord, int]:
-    """Resolve by hand with a cause (:data:`CAUSES`); the loads it held leave later baselines
-    (``expected_change``, ``false_alarm``) or the baselines restart (``new_normal``). Its owners
-    hear of it where they heard of it last; its audit row (``incident.resolve``) is written with
-    it. Returns the incident and how many loads left the baselines."""
+    """Resolve by hand with a cause (:data:`CAUSES`, which says what becomes of the loads it held
+    out of later baselines). Its owners hear of it where they heard of it last; its audit row
+    (``incident.resolve``) is written with it. Returns the incident and how many loads left the
+    baselines."""
     if cause not in CAUSES:
         raise_config(f"unknown cause {cause!r}: expected one of {', '.join(CAUSES)}")
     with store.transaction():
         incident = store.incident(incident_id)
         _require_unresolved(incident, "resolve")
-        left = 0
-        if cause in ("expected_change", "false_alarm"):
-            left = store.leave_out_of_baselines(incident.dataset, run_ids=store.incident_run_ids(incident.id))
-        elif cause == "new_normal":
-            left = store.leave_out_of_baselines(incident.dataset, before=incident.opened_at)
+        left, accepted = settle_incident(store, incident, cause, by=by, now=now)
         incident.state, incident.resolved_at, incident.cause = (
             "resolved",
             max(now, incident.evaluated_at),
@@ -595,7 +594,12 @@ def resolve(
         )
         incident.muted_until = None
         store.save_incident(incident, new=False)
-        detail = {"cause": cause, "note": note, "left_out_of_baselines": left}
+        detail = {
+            "cause": cause,
+            "note": note,
+            "left_out_of_baselines": left,
+            "accepted_into_baselines": accepted,
+        }
         seq = store.add_incident_event(incident.id, "resolved", now, by=by, detail=detail)
         store.audit(
             by,

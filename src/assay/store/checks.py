@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from assay.store import schema
+from assay.store.baselines import kept, whole_load_kept
 from assay.store.records import STAGES
 
 Series = dict[tuple[str, str, str], list[tuple[datetime, float | None]]]
@@ -44,7 +45,8 @@ class CheckRecords:
         loads: int | None = None,
     ) -> Series:
         """Every stored value of the metrics ``names`` of ``dataset``'s ``partition`` on current
-        loads strictly before ``before``, in ONE store query, grouped by metric and instance,
+        loads strictly before ``before`` that no mark keeps out of baselines
+        (:mod:`assay.store.baselines`), in ONE store query, grouped by metric and instance,
         most recent first (``limit`` values each at most; only from the ``loads`` most recent
         loads, when given: a judgement that reads 7 values never reads a year).
 
@@ -76,7 +78,7 @@ class CheckRecords:
                 schema.datasets.c.name == dataset,
                 loads_table.c.partition == partition,
                 loads_table.c.status == "current",
-                loads_table.c.in_baseline.is_(True),  # not left out by an incident's resolution
+                kept(loads_table.c.id, metrics.c.entity, metrics.c.instance, metrics.c.name),
                 loads_table.c.logical_time < before,
                 metrics.c.name.in_(sorted(names)),
                 metrics.c.entity.in_(sorted(entities)),
@@ -93,7 +95,7 @@ class CheckRecords:
                         schema.datasets.c.name == dataset,
                         loads_table.c.partition == partition,
                         loads_table.c.status == "current",
-                        loads_table.c.in_baseline.is_(True),
+                        whole_load_kept(loads_table.c.id),
                         loads_table.c.logical_time < before,
                     )
                     .order_by(loads_table.c.logical_time.desc(), loads_table.c.id.desc())

@@ -8,7 +8,7 @@ a delivery pass (:mod:`assay.platform.outbox`) then sends the pending rows.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -255,27 +255,6 @@ class IncidentRecords:
                 )
             )
             return sorted({row[0] for row in rows})
-
-    # --- baselines --------------------------------------------------------------------------------
-
-    def leave_out_of_baselines(
-        self: _Store, dataset: str, *, run_ids: Iterable[str] = (), before: datetime | None = None
-    ) -> int:
-        """Mark the check loads of ``dataset`` measured by ``run_ids`` (or every one logically
-        before ``before``) as left out of later baselines; how many loads were marked."""
-        loads = schema.loads
-        ids = sorted(set(run_ids))
-        with self._transaction() as connection:
-            dataset_id = self._ensure_dataset(connection, dataset)
-            where = [loads.c.dataset_id == dataset_id, loads.c.in_baseline.is_(True)]
-            if before is not None:
-                where.append(loads.c.logical_time < before)
-            elif ids:
-                where.append(loads.c.run_id.in_(ids))
-            else:
-                return 0
-            done = connection.execute(loads.update().where(*where).values(in_baseline=False))
-            return int(done.rowcount or 0)
 
     # --- a run's stages ---------------------------------------------------------------------------
 

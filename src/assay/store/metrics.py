@@ -29,6 +29,7 @@ from sqlalchemy.exc import DBAPIError
 
 from assay.errors import ConfigError, PlatformError
 from assay.store import schema
+from assay.store.baselines import BaselineRecords, kept
 from assay.store.browse import BrowseRecords
 from assay.store.checks import CheckRecords
 from assay.store.database import describe_error, display_url, open_database, store_url
@@ -60,6 +61,7 @@ class MetricStore(
     ProposalRecords,
     UserRecords,
     BrowseRecords,
+    BaselineRecords,
 ):
     """Keeps every metric assay measures, keyed by dataset, load and :class:`MetricKey`.
 
@@ -347,14 +349,17 @@ class MetricStore(
         before: datetime,
         limit: int | None = None,
         run: str | None = None,
+        baseline: bool = False,
     ) -> list[HistoryPoint]:
         """Past values of one metric of ``dataset``'s ``partition``, most recent first.
 
         Only current loads (not pending, rejected or superseded) whose ``logical_time`` is
         strictly earlier than ``before`` count, and the pending loads of ``run`` itself (a gate
         judging several months of one batch reads its earlier months); loads that never stored
-        the metric are skipped; a stored None (no value, or NaN) is returned as such. DQDL's ``last(k)`` is
-        ``[p.value for p in history(..., limit=k)]``. An unknown dataset has no history.
+        the metric are skipped; with ``baseline``, so are the loads whose metric a mark keeps out
+        of later baselines (:mod:`assay.store.baselines`); a stored None (no value, or NaN) is
+        returned as such. DQDL's ``last(k)`` is ``[p.value for p in history(..., limit=k,
+        baseline=True)]``. An unknown dataset has no history.
 
         >>> from datetime import UTC
         >>> with MetricStore.open("sqlite://") as store:
@@ -389,6 +394,15 @@ class MetricStore(
             .order_by(schema.loads.c.logical_time.desc(), schema.loads.c.id.desc())
             .limit(limit)
         )
+        if baseline:
+            query = query.where(
+                kept(
+                    schema.loads.c.id,
+                    schema.metrics.c.entity,
+                    schema.metrics.c.instance,
+                    schema.metrics.c.name,
+                )
+            )
         with self._transaction() as connection:
             return [HistoryPoint(*row) for row in connection.execute(query)]
 

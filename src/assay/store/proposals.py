@@ -22,6 +22,7 @@ from sqlalchemy.engine import Connection
 
 from assay.errors import ConfigError
 from assay.store import schema
+from assay.store.baselines import any_out
 
 PROPOSAL_STATES = ("open", "accepted", "rejected")
 
@@ -82,6 +83,7 @@ class StoredLoad:
     metrics: dict[tuple[str, str, str], float | None]
     types: dict[str, str]  # column -> canonical type, in the load's column order
     values: dict[str, dict[str, int]]  # categorical column -> value counts
+    held: bool = False  # a mark keeps some of it out of later baselines (assay.store.baselines)
 
 
 class _Store(Protocol):
@@ -98,7 +100,8 @@ class ProposalRecords:
     def profiled_loads(self: _Store, dataset: str, *, partition: str = "") -> list[StoredLoad]:
         """Every current load of ``dataset``'s ``partition`` (the drift monitor's is ``""``) that
         has a logical date, oldest first, with its metrics, schema and value counts: four store
-        queries, however many loads.
+        queries, however many loads; ``held`` says whether a mark keeps any of a load out of
+        later baselines.
 
         >>> from datetime import UTC
         >>> from assay.store import MetricKey, MetricStore
@@ -119,6 +122,7 @@ class ProposalRecords:
                     loads_table.c.logical_date,
                     loads_table.c.created_at,
                     loads_table.c.row_count,
+                    any_out(loads_table.c.id).label("held"),
                 )
                 .select_from(loads_table.join(schema.datasets))
                 .where(
@@ -161,6 +165,7 @@ class ProposalRecords:
                 metrics[int(r.id)],
                 types[int(r.id)],
                 values[int(r.id)],
+                bool(r.held),
             )
             for r in rows
         ]

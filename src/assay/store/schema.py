@@ -6,9 +6,9 @@ Constraint and index names follow :data:`NAMING_CONVENTION` so that later migrat
 them on both backends.
 
 >>> sorted(metadata.tables)  # doctest: +NORMALIZE_WHITESPACE
-['audit', 'certifications', 'check_outcomes', 'datasets', 'decision_sources', 'decisions',
- 'incident_events', 'incidents', 'judgements', 'load_columns', 'load_values', 'loads', 'login_codes',
- 'metrics', 'notifications', 'outcomes', 'proposal_events', 'proposals', 'reads', 'run_stages',
+['audit', 'baseline_marks', 'certifications', 'check_outcomes', 'datasets', 'decision_sources',
+ 'decisions', 'incident_events', 'incidents', 'judgements', 'load_columns', 'load_values', 'loads',
+ 'login_codes', 'metrics', 'notifications', 'outcomes', 'proposal_events', 'proposals', 'reads', 'run_stages',
  'runs', 'schedule_ticks', 'scores', 'users', 'value_sets', 'web_sessions']
 """
 
@@ -121,9 +121,6 @@ loads = sa.Table(
     sa.Column("status", sa.String(20), nullable=False, server_default="current"),
     # The run that measured the load (migration 0004): a pending load settles with its run.
     sa.Column("run_id", sa.String(36)),
-    # False when an incident was resolved as expected_change or false_alarm, or a later one as
-    # new_normal (migration 0007): the load stays, but no later judgement reads it as history.
-    sa.Column("in_baseline", sa.Boolean, nullable=False, server_default=sa.true()),
     sa.Index(None, "dataset_id", "partition", "logical_time"),
     sa.Index(None, "dataset_id", "partition", "logical_date"),
     sa.Index(None, "run_id"),
@@ -142,6 +139,29 @@ metrics = sa.Table(
     sa.PrimaryKeyConstraint("load_id", "entity", "instance", "name"),
     # History reads one metric across many loads: key first, then the load to join on.
     sa.Index(None, "entity", "instance", "name", "load_id"),
+)
+
+# What of a load later baselines do not read (migration 0011): every flow writes a mark when a
+# load's metric raised a hard alert or failed an expectation (``held``: out until a person
+# accepts it), and every flow's history leaves out the metrics a ``held`` or ``left_out`` mark
+# matches. ``entity``, ``instance`` and ``name`` are a metric key; '*' matches any.
+baseline_marks = sa.Table(
+    "baseline_marks",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("load_id", sa.Integer, sa.ForeignKey("loads.id"), nullable=False),
+    # what raised it: a monitor judgement's kind, a check expectation's id, a DQDL rule's text
+    sa.Column("kind", sa.Text, nullable=False),
+    sa.Column("entity", sa.String(20), nullable=False),
+    sa.Column("instance", sa.Text, nullable=False),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("state", sa.String(20), nullable=False),  # held | accepted | left_out
+    sa.Column("run_id", sa.String(36)),
+    sa.Column("at", UTCDateTime, nullable=False),
+    sa.Column("decided_by", sa.String(200)),
+    sa.Column("decided_at", UTCDateTime),
+    sa.Column("note", sa.Text),
+    sa.Index(None, "load_id"),
 )
 
 runs = sa.Table(

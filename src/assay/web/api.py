@@ -80,6 +80,14 @@ class BulkDecisionBody(BaseModel):
     note: str | None = Field(default=None, max_length=2_000)
 
 
+class AcceptBody(BaseModel):
+    load_date: str = Field(max_length=40)
+    column: str | None = Field(default=None, max_length=500)
+    kind: str | None = Field(default=None, max_length=2000)
+    new_normal: bool = False
+    note: str | None = Field(default=None, max_length=2000)
+
+
 class RejectBody(BaseModel):
     why: str = Field(..., min_length=1, max_length=2_000)
 
@@ -348,6 +356,22 @@ def post_decisions(plane: PlaneDep, who: Author, body: BulkDecisionBody) -> dict
         by=who.name,
         dataset=check_name(body.dataset, "dataset"),
         column=body.column,
+        note=body.note,
+    )
+
+
+@router.post("/datasets/{name}/baselines/accept", tags=["decisions"])
+def post_accept_baseline(plane: PlaneDep, who: Author, name: str, body: AcceptBody) -> dict[str, Any]:
+    """Take a load held out of later baselines back in (``assay accept``); with ``new_normal``,
+    the loads before it leave the baselines of what it raised."""
+    return operations.accept_baseline(
+        plane,
+        check_name(name, "dataset"),
+        by=who.name,
+        load_date=body.load_date,
+        column=body.column,
+        kind=body.kind,
+        new_normal=body.new_normal,
         note=body.note,
     )
 

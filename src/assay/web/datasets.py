@@ -117,7 +117,8 @@ def quality(plane: Plane, name: str) -> dict[str, Any]:
 
 def profile(plane: Plane, name: str, *, page: Page | None = None) -> dict[str, Any]:
     """The dataset's latest profile (the drift monitor's: every column's statistics and what it
-    was judged against), its value sets, and a page of its pending new-value decisions."""
+    was judged against), its value sets, a page of its pending new-value decisions, and what is
+    held out of later baselines until a person accepts it (``held``)."""
     subject(plane, name)
     page = page or Page()
     found = plane.store.latest_profile(name)
@@ -172,6 +173,8 @@ def profile(plane: Plane, name: str, *, page: Page | None = None) -> dict[str, A
         "columns": columns,
         "value_sets": [{"column": c, "values": n} for c, n in plane.store.value_sets(name).items()],
         "decisions": page.wrap(decisions, total=total),
+        # what raised a hard alert or failed an expectation and waits for a person
+        "held": [m.to_dict() for m in plane.store.baseline_marks(name, states=("held",))],
     }
 
 

@@ -1,6 +1,7 @@
 """The control plane's operational pages as JSON: runs, incidents, new-value decisions, proposals,
 gate runs with their quarantined rows, users and the audit trail; and the writes a person makes
-there (acknowledge, resolve, mute; accept, reject; add a user), each through the same platform
+there (acknowledge, resolve, mute; accept, reject; accept a held load back into baselines; add a
+user), each through the same platform
 function the CLI calls, which records it in the audit trail with who and when in the same
 transaction (so an action from the CLI is in the trail too); a user's change is audited by the
 store.
@@ -156,6 +157,43 @@ def _incident(plane: Plane, incident_id: str) -> Any:
             f"no incident {incident_id!r}" if not matches else f"incident id {incident_id!r} is ambiguous"
         )
     return plane.store.incident(matches[0].id)
+
+
+# --- baselines -------------------------------------------------------------------------------------
+
+
+def accept_baseline(
+    plane: Plane,
+    dataset: str,
+    *,
+    by: str,
+    load_date: str,
+    column: str | None = None,
+    kind: str | None = None,
+    new_normal: bool = False,
+    note: str | None = None,
+) -> dict[str, Any]:
+    """Take a held load of ``dataset`` back into later baselines (``assay accept``), as ``by``."""
+    from datetime import date
+
+    from assay.platform.baselines import accept
+
+    try:
+        day = date.fromisoformat(load_date)
+    except ValueError:
+        raise ConfigError(f"load date {load_date!r} is not a date (YYYY-MM-DD)") from None
+    done = accept(
+        plane.store,
+        check_filter(dataset) or dataset,
+        on=day,
+        column=column,
+        kind=kind,
+        new_normal=new_normal,
+        by=by,
+        note=note,
+        now=plane.clock(),
+    )
+    return done.to_dict()
 
 
 # --- decisions -------------------------------------------------------------------------------------

@@ -41,6 +41,8 @@ class Judging:
         self.store = store
         # each profile's stored series, read once per run (every expectation of it reads them)
         self.conditions: dict[str, ast.Condition] = {}
+        # (expectation, group instance) judged against a history it did not have (last() of nothing)
+        self.unread: set[tuple[str, str]] = set()
         self.series_cache: dict[
             tuple[str, frozenset[str]], dict[tuple[str, str, str], list[tuple[datetime, float | None]]]
         ] = {}
@@ -166,6 +168,9 @@ class Judging:
                     )
                 )
                 continue
+            if not history and conditions.needs_history(condition):
+                # failed for want of a past, not for its data: it holds nothing out of baselines
+                self.unread.add((expectation.id, instance))
             try:
                 verdict = conditions.judge(condition, observed, history)
             except conditions.ConditionError as error:
@@ -206,7 +211,7 @@ class Judging:
             if self.store is None:
                 return []
             points = self.store.history(
-                self.document.dataset.name, key, partition=partition, before=self.at, limit=k
+                self.document.dataset.name, key, partition=partition, before=self.at, limit=k, baseline=True
             )
             return [p.value for p in points if p.value is not None]
 

@@ -5,7 +5,7 @@ Every current load of the monitor's partition (``assay profile``, or the demo's
 counts, minimum and maximum, the column pairs' orders, row counts), its schema and the value
 counts of its categorical columns. The **latest** load is the one a proposal is dry-run on; the
 loads **before** it are the ones it is mined from, so that a proposal never learns today's
-problem as normal; the backtest reads them all.
+problem as normal, nor a load held out of baselines; the backtest reads them all.
 """
 
 from __future__ import annotations
@@ -67,7 +67,10 @@ class History:
 
     @property
     def mined(self) -> list[StoredLoad]:
-        return self.loads[:-1]
+        """The loads before the latest that nothing holds out of baselines: a load that raised a
+        hard alert or failed an expectation is neither learnt from nor backtested on until a
+        person accepts it (:mod:`assay.platform.baselines`)."""
+        return [load for load in self.loads[:-1] if not load.held]
 
     @property
     def latest(self) -> StoredLoad:

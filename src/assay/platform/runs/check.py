@@ -30,6 +30,7 @@ from assay.errors import ConfigError
 from assay.lake.readers import Registered
 from assay.lang.dqdl import ast
 from assay.measure import ScanPlan
+from assay.platform.baselines import check_holds, rule_keys
 from assay.platform.checks.document import Document, Profile
 from assay.platform.checks.engine import default_engine
 from assay.platform.checks.judging import Judging, metric_key
@@ -342,6 +343,9 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
         for pid, load in loads.items():
             store.supersede(self.dataset, self.at.date(), partition=pid, keep=load)
         store.save_check_outcomes(run_id, self.dataset, self.at, result.outcomes)
+        for pid, load in loads.items():  # what failed stays out of later baselines
+            holds = check_holds(result.outcomes, self._reads(pid), self.judging.unread)
+            store.hold_out_of_baselines(load, holds, run_id=run_id, at=self.now)
         if self.notify is not None:  # incidents and their notifications: the same transaction
             from assay.platform.incidents import judge
 
@@ -382,6 +386,21 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
                 }
             )
         return out
+
+    def _reads(self, profile_id: str) -> dict[str, list[tuple[str, str, str]]]:
+        """The metric keys each chosen expectation of a profile reads (a DQDL rule's, as its
+        compiled plans store them)."""
+        measured = self.measured.get(profile_id)
+        rules = measured.rules if measured is not None else None
+        reads: dict[str, list[tuple[str, str, str]]] = {}
+        for e in self.chosen:
+            if self.document.expectation_profile(e).id != profile_id:
+                continue
+            if e.metric is not None:
+                reads[e.id] = [("Dataset", "*", e.reference.key)]
+            elif rules is not None and e.id in rules.compiled:
+                reads[e.id] = rule_keys(rules.compiled[e.id])
+        return reads
 
     def _incident_context(self) -> Any:
         from assay.platform.incidents import Context, dimension_of

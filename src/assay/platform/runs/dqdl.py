@@ -49,6 +49,7 @@ from assay.lang.dqdl.printer import analyzer_text, rule_text
 from assay.measure import Aggregate, Measurements, ScanPlan
 from assay.measure.requests import count_star
 from assay.platform.alerts import Alerting, Routing
+from assay.platform.baselines import rule_holds, rule_keys
 from assay.platform.events.records import supersede_window
 from assay.platform.runs.driver import Driver, Flow, Persisted, Retry, Settlement, required
 from assay.platform.runs.run import Input
@@ -121,6 +122,8 @@ class Evaluation:
         self.logical_date = logical_date
         self.source_sha256: str | None = None  # the primary file's checksum, when a load records it
         self.run_id = run_id  # the run whose pending loads this evaluation writes and reads
+        self.reads: list[list[tuple[str, str, str]]] = []  # each rule's metric keys, once judged
+        self.unread = False  # the rule being judged read an empty history
         self.owns_engine = engine is None
         self.engine = engine or DuckDBEngine()
         self.primary = register(self.engine, "primary", data, read)
@@ -168,7 +171,15 @@ class Evaluation:
 
     def judge(self, measured: Measured) -> EvaluationResult:
         """Each rule's outcome from the measured values and the stored history."""
-        outcomes = [self._outcome(rule, measured.values) for rule in measured.compiled]
+        outcomes = []
+        self.reads = []
+        for rule in measured.compiled:
+            self.unread = False
+            outcomes.append(self._outcome(rule, measured.values))
+            # a rule that compared with a history it did not have (last() of nothing is 0.0)
+            # failed for want of a past, not for its data: holding its load would leave the
+            # history empty for good
+            self.reads.append([] if self.unread else rule_keys(rule))
         analyzer_outcomes = [
             self._analyzer_outcome(node, group, measured.values, measured.scanned)
             for node, group in zip(self.ruleset.analyzers or (), measured.analyzers, strict=True)
@@ -211,9 +222,17 @@ class Evaluation:
         if self.store is None or not self.dataset:
             return []
         points = self.store.history(
-            self.dataset, key, partition=self.partition, before=self.now, limit=k, run=self.run_id
+            self.dataset,
+            key,
+            partition=self.partition,
+            before=self.now,
+            limit=k,
+            run=self.run_id,
+            baseline=True,
         )
-        return [p.value for p in points if p.value is not None]
+        values = [p.value for p in points if p.value is not None]
+        self.unread = self.unread or not values
+        return values
 
     # --- judging ---------------------------------------------------------------------------
 
@@ -331,6 +350,12 @@ class DqdlRun(Flow[Measured, int, EvaluationResult, EvaluationResult]):
         def writes() -> dict[str, Any] | None:
             if load is not None:
                 store.settle_loads({load: "current"})
+                # what a failed rule read stays out of later baselines until a person accepts it
+                held = rule_holds(
+                    (r.rule, Outcome.from_glue(r.outcome).value, keys)
+                    for r, keys in zip(result.rules, evaluation.reads, strict=True)
+                )
+                store.hold_out_of_baselines(load, held, run_id=run.id, at=evaluation.now)
                 # the same moment evaluated again (a re-run after a kill, a corrected file) is
                 # the same load: history counts it once
                 supersede_window(

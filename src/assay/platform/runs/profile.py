@@ -41,6 +41,7 @@ from assay.engine import Engine
 from assay.lake import checksum as checksums
 from assay.monitor.profiler import window_of
 from assay.platform.alerts import Alerting, Routing
+from assay.platform.baselines import profile_holds
 from assay.platform.runs.driver import Driver, Flow, Retry, Settlement, required
 from assay.platform.runs.run import Input
 from assay.vocabulary import RunState
@@ -146,6 +147,9 @@ class ProfileFlow(Flow[monitor.ProfileResult, None, monitor.ProfileResult, monit
             monitor.profiler.persist(store, result, sha256=sha256, run_id=run.id)
             findings = monitor.profiler.judge(history, result, self.window, self.config)
             monitor.profiler.route(store, result, findings)
+            if result.load_id is not None:  # what raised a hard alert stays out of later baselines
+                holds = profile_holds((a.kind, a.column, a.severity) for a in result.alerts)
+                store.hold_out_of_baselines(result.load_id, holds, run_id=run.id, at=run.started_at)
             settlement.load_id = result.load_id
             settlement.counts = {**counts, "alerts": len(result.alerts)}
             return {**result.run_summary(), "attempts": attempts}

@@ -121,3 +121,38 @@ def run_page(
         f"ran {name} at {done['at']}: {done['state']}; {s['passed']} passed, {s['failed']} failed, "
         f"{s['config_error']} config error, {s['system_error']} system error, {s['skipped']} skipped",
     )
+
+
+@router.post("/datasets/{name}/baselines/accept")
+def accept_baseline_page(
+    request: Request,
+    plane: PlaneDep,
+    who: Author,
+    name: str,
+    load_date: Annotated[str, Form(max_length=40)],
+    column: Annotated[str | None, Form(max_length=500)] = None,
+    kind: Annotated[str | None, Form(max_length=2000)] = None,
+    new_normal: Annotated[bool, Form()] = False,
+    csrf: Csrf = None,
+) -> Response:
+    """A held load back into later baselines (``assay accept``), as a new normal when asked."""
+    from assay.web.operations import accept_baseline
+
+    check_csrf(who, request, csrf)
+    check_name(name, "dataset")
+    done = accept_baseline(
+        plane,
+        name,
+        by=who.name,
+        load_date=load_date,
+        column=column or None,
+        kind=kind or None,
+        new_normal=new_normal,
+    )
+    what = "as the new normal" if new_normal else "into its baselines"
+    left = f"; {done['left_out_of_baselines']} earlier load(s) left them" if new_normal else ""
+    return back(
+        request,
+        f"/datasets/{quote(name, safe='')}/profile",
+        f"{name} {load_date}: {len(done['accepted'])} held metric(s) accepted {what} by {who.name}{left}",
+    )
