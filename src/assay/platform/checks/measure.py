@@ -34,6 +34,7 @@ from assay.engine.base import Column, find_column
 from assay.errors import ConfigError, PlatformError
 from assay.lake.readers import Registered, file_format, register
 from assay.lang import sqlsafe
+from assay.measure.kinds import KINDS
 from assay.platform.checks.document import Document, MetricSpec, Profile
 from assay.platform.sources import SourcePolicy
 from assay.rules.plan import ambiguity
@@ -364,33 +365,12 @@ def _aggregate(
         )
         return exp.Sum(this=case), _number
     assert column is not None
-    ref = exp.column(column.name, quoted=True)
-    double = exp.DataType.build("DOUBLE")
-    if spec.kind == "freshness":
-        if not column.kind.temporal:
+    kind = KINDS[spec.kind]
+    if not kind.fits(column):
+        if kind.needs == "temporal":
             raise ConfigError(f"freshness needs a date or timestamp column; '{column.name}' is {column.type}")
-        return exp.Max(this=ref), _freshness
-    if spec.kind == "null_count":
-        return exp.Sub(this=star, expression=exp.Count(this=ref)), _number
-    if spec.kind == "null_rate":
-        nulls = exp.cast(exp.Sub(this=star, expression=exp.Count(this=ref)), double)
-        return exp.Div(
-            this=nulls,
-            expression=exp.Nullif(this=exp.cast(star.copy(), double), expression=exp.Literal.number(0)),
-        ), _number
-    if spec.kind == "distinct_count":
-        return exp.Count(this=exp.Distinct(expressions=[ref])), _number
-    if not column.kind.numeric:
         raise ConfigError(f"{spec.kind} needs a number column; '{column.name}' is {column.type}")
-    value = exp.cast(ref, double)
-    if spec.kind == "min":
-        return exp.Min(this=value), _number
-    if spec.kind == "max":
-        return exp.Max(this=value), _number
-    if spec.kind == "mean":
-        return exp.Avg(this=value), _number
-    assert spec.kind == "sum", spec.kind
-    return exp.Sum(this=value), _number
+    return kind.aggregate(column), _freshness if spec.kind == "freshness" else _number
 
 
 def groupings(profile: Profile, extra: Sequence[tuple[str, ...]] = ()) -> list[tuple[str, ...]]:

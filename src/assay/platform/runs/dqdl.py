@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,6 +50,7 @@ from assay.measure import Aggregate, Measurements, ScanPlan
 from assay.measure.requests import count_star
 from assay.platform.alerts import Alerting, Routing
 from assay.platform.events.records import supersede_window
+from assay.platform.runs.blanks import Blanks
 from assay.platform.runs.driver import Driver, Flow, Persisted, Retry, Settlement, required
 from assay.platform.runs.run import Input
 from assay.rules.compiler import CompiledRule, compile_analyzer, compile_rule, details
@@ -82,6 +83,7 @@ class Measured:
     values: Values
     scanned: Measurements
     rows: float | None
+    blanks: Blanks = field(default_factory=Blanks)
 
 
 class Evaluation:
@@ -158,17 +160,24 @@ class Evaluation:
         ]
         analyzers = [compile_analyzer(a, self.ctx, i) for i, a in enumerate(self.ruleset.analyzers or ())]
         self.ctx.group = "load"
+        blanks = Blanks.ask(self.ruleset.rules or (), self.primary, self.scan)
         rows_slot = self.scan.add(Aggregate(count_star()), "load")
         scanned = self.scan.run(self.engine)
         plans = [p for rule in compiled for p in rule.leaves.values()]
         plans += [rule.row_mode for rule in compiled if rule.row_mode is not None]
         plans += [p for group in analyzers for p in group]
         values = {id(plan): plan_values(plan, scanned) for plan in plans}
-        return Measured(compiled, analyzers, plans, values, scanned, scanned.number(rows_slot))
+        return Measured(compiled, analyzers, plans, values, scanned, scanned.number(rows_slot), blanks)
 
     def judge(self, measured: Measured) -> EvaluationResult:
         """Each rule's outcome from the measured values and the stored history."""
         outcomes = [self._outcome(rule, measured.values) for rule in measured.compiled]
+        outcomes = [
+            replace(outcome, note=measured.blanks.note(rule.node, measured.scanned))
+            if outcome.state is Outcome.PASSED
+            else outcome
+            for outcome, rule in zip(outcomes, measured.compiled, strict=True)
+        ]
         analyzer_outcomes = [
             self._analyzer_outcome(node, group, measured.values, measured.scanned)
             for node, group in zip(self.ruleset.analyzers or (), measured.analyzers, strict=True)
