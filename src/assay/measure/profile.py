@@ -618,6 +618,23 @@ def profile(
     counted_names = {*declared, *exact}
     chosen_pairs = column_pairs(columns) if pairs is None else list(pairs)
     row = engine.rows(profile_query(table, columns, declared, cap, exact, chosen_pairs))[0]
+    return decode(engine, row, columns, declared, cap, exact, chosen_pairs, mixed)
+
+
+def decode(
+    engine: Engine,
+    row: dict[str, Any],
+    columns: Sequence[Column],
+    declared: Sequence[str],
+    cap: int,
+    exact: Sequence[str],
+    pairs: Sequence[tuple[str, str]],
+    mixed: Sequence[tuple[str, str]] = (),
+) -> LoadProfile:
+    """The load profile in the row of :func:`profile_query` (made with the same arguments), when
+    another statement carried it (a check run's: platform/checks/measure.py)."""
+    counted_names = {*declared, *exact}
+    chosen_pairs = list(pairs)
     if "counted" in row:  # a wide table's counts come as one list (see profile_query)
         for i, column in enumerate(columns):
             if column.name in counted_names:

@@ -35,6 +35,7 @@ from assay.errors import ConfigError, PlatformError
 from assay.lake.readers import Registered, file_format, register
 from assay.lang import sqlsafe
 from assay.measure.kinds import KINDS
+from assay.measure.profile import CAP, LoadProfile, decode, profile_query
 from assay.platform.checks.document import Document, MetricSpec, Profile
 from assay.platform.sources import SourcePolicy
 from assay.rules.plan import ambiguity
@@ -65,6 +66,9 @@ class ProfileMeasurement:
     rows: int | None = None
     attempts: int = 1  # how many attempts the measurement took
     rules: Any = None  # the profile's compiled DQDL rules (assay.platform.checks.rules.CompiledRules)
+    # the per-column profile of the rows measured (measure/profile.py), carried by the same
+    # statement; None when not asked for, or resumed from a killed run's numbers (not kept)
+    columns: LoadProfile | None = None
 
     def value(self, key: str, group: Group = ()) -> float | None:
         return self.values.get((key, group))
@@ -386,6 +390,33 @@ def groupings(profile: Profile, extra: Sequence[tuple[str, ...]] = ()) -> list[t
     return out
 
 
+PROFILED = "__prof"
+_PREFIX = "__p_"
+
+
+@dataclass(frozen=True)
+class ColumnProfiling:
+    """The fixed per-column profile a check run records of its slice, as ``assay profile``
+    measures a load (:func:`assay.measure.profile.profile_query`): which columns to count
+    exactly, which column pairs to count, and the pairs known to go both ways."""
+
+    exact: tuple[str, ...]
+    pairs: tuple[tuple[str, str], ...]
+    mixed: tuple[tuple[str, str], ...] = ()
+
+    def query(self, columns: Sequence[Column]) -> exp.Select:
+        """The profile's statement over ``primary``, its columns renamed ``__p_<name>`` so that
+        none meets a name of the check statement's (a dimension named ``rows``)."""
+        query = profile_query(ROWS, columns, (), CAP, self.exact, self.pairs)
+        for projection in query.expressions:
+            projection.set("alias", exp.to_identifier(_PREFIX + projection.alias, quoted=True))
+        return query
+
+    def decode(self, engine: Engine, row: dict[str, Any], columns: Sequence[Column]) -> LoadProfile:
+        mine = {k[len(_PREFIX) :]: v for k, v in row.items() if k.startswith(_PREFIX)}
+        return decode(engine, mine, columns, (), CAP, self.exact, self.pairs, self.mixed)
+
+
 class Plan:
     """The one statement of a profile, built against the columns of its source."""
 
@@ -398,8 +429,10 @@ class Plan:
         extra_groupings: Sequence[tuple[str, ...]] = (),
         dqdl: exp.Select | None = None,
         dialect: str = "duckdb",
+        profiling: ColumnProfiling | None = None,
     ) -> None:
         self.profile = profile
+        self.profiling = profiling
         self.now = now
         self.errors: dict[str, str] = {}
         self.slots: list[_Slot] = []
@@ -488,7 +521,7 @@ class Plan:
                 exp.Subquery(this=flagged, alias=exp.TableAlias(this=exp.to_identifier("__t", quoted=True)))
             )
             extras.append(exp.alias_(exp.Subquery(this=sub), alias, quoted=True))
-        if not extras and self.dqdl is None:
+        if not extras and self.dqdl is None and self.profiling is None:
             return base
         everything = exp.Column(this=exp.Star(), table=exp.to_identifier("__base"))
         outer = exp.select(everything, *extras).from_(
@@ -501,9 +534,39 @@ class Plan:
                 exp.Subquery(this=self.dqdl, alias=exp.TableAlias(this=exp.to_identifier("__dq"))),
                 join_type="cross",
             )
+        if self.profiling is not None:
+            outer = self._with_profiling(outer, self.profiling)
         return outer
 
-    def decode(self, rows: list[dict[str, Any]], dqdl_slots: Sequence[str]) -> ProfileMeasurement:
+    def _with_profiling(self, outer: exp.Select, profiling: ColumnProfiling) -> exp.Select:
+        """``outer`` joined with the per-column profile's one row, on the total's row only (a
+        group's row would repeat its value lists). Its CTEs move to the top of the statement:
+        not every engine takes a WITH inside a joined subquery."""
+        query = profiling.query(self.columns)
+        ctes = query.args.get("with_")
+        query.set("with_", None)
+        joined = exp.Subquery(this=query, alias=exp.TableAlias(this=exp.to_identifier(PROFILED)))
+        outer = outer.select(exp.Column(this=exp.Star(), table=exp.to_identifier(PROFILED)), append=True)
+        if self.dimensions:
+            total = exp.and_(
+                *(
+                    exp.EQ(
+                        this=exp.column(f"__g{i}", table="__base", quoted=True),
+                        expression=exp.Literal.number(1),
+                    )
+                    for i in range(len(self.dimensions))
+                )
+            )
+            outer = outer.join(joined, on=total, join_type="left")
+        else:
+            outer = outer.join(joined, join_type="cross")
+        if ctes is not None:
+            outer.set("with_", ctes)
+        return outer
+
+    def decode(
+        self, rows: list[dict[str, Any]], dqdl_slots: Sequence[str], engine: Engine | None = None
+    ) -> ProfileMeasurement:
         out = ProfileMeasurement(self.profile, errors=dict(self.errors))
         for grouping in self.groupings:
             out.groups[grouping] = []
@@ -531,6 +594,8 @@ class Plan:
                     out.samples[key] = _rows(row.get(sample))
                 for name in dqdl_slots:
                     out.dqdl[name] = row.get(name)
+                if self.profiling is not None and engine is not None:
+                    out.columns = self.profiling.decode(engine, row, self.columns)
             out.values[(_ROWCOUNT, group)] = float(row[_ROWCOUNT] or 0)
             for slot in self.slots:
                 try:
@@ -569,11 +634,11 @@ def measure(engine: Engine, plan: Plan, dqdl_slots: Sequence[str] = ()) -> Profi
     """Send the profile's one statement and decode its rows. Raises EngineError. (As the
     engine's rows, not an Arrow table's: pyarrow imports pandas to turn a zoned timestamp into
     Python, 0.2 to 0.5 s of every ``assay check run``.)"""
-    return plan.decode(engine.rows(plan.statement()), dqdl_slots)
+    return plan.decode(engine.rows(plan.statement()), dqdl_slots, engine)
 
 
 def group_label(group: Group) -> dict[str, Any] | None:
     return dict(group) if group else None
 
 
-__all__ = ["Plan", "ProfileMeasurement", "measure", "open_source", "register_rows"]
+__all__ = ["ColumnProfiling", "Plan", "ProfileMeasurement", "measure", "open_source", "register_rows"]
