@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.csv as pacsv
 import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 import pytest
 
 from assay.engine import DuckDBEngine

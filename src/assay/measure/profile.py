@@ -615,7 +615,6 @@ def profile(
     """
     if exact is None:
         exact = exact_columns(columns, cap=cap)
-    counted_names = {*declared, *exact}
     chosen_pairs = column_pairs(columns) if pairs is None else list(pairs)
     row = engine.rows(profile_query(table, columns, declared, cap, exact, chosen_pairs))[0]
     return decode(engine, row, columns, declared, cap, exact, chosen_pairs, mixed)

@@ -103,9 +103,9 @@ def propose(
     if len(loads) - 1 < min_loads:
         # a dataset checked only by documents: the loads its check runs recorded with their
         # per-column profile (partition: the profile's id; older runs recorded none)
-        checked = [x for x in store.profiled_loads(dataset, partition=chosen.id) if x.types]
-        if len(checked) > len(loads):
-            loads = checked
+        by_checks = [x for x in store.profiled_loads(dataset, partition=chosen.id) if x.types]
+        if len(by_checks) > len(loads):
+            loads = by_checks
     found = ProposalSet(
         dataset, path, chosen.id, len(loads), loads[-1].logical_date.isoformat() if loads else None
     )

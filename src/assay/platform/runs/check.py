@@ -30,11 +30,11 @@ from assay.errors import ConfigError
 from assay.lake.readers import Registered
 from assay.lang.dqdl import ast
 from assay.measure import ScanPlan
+from assay.measure.profile import counted_pairs, exact_columns, is_small
+from assay.monitor.history import distinct_counts
 from assay.platform.checks.document import Document, Profile
 from assay.platform.checks.engine import default_engine
 from assay.platform.checks.judging import Judging, metric_key
-from assay.measure.profile import counted_pairs, exact_columns, is_small
-from assay.monitor.history import distinct_counts
 from assay.platform.checks.measure import (
     ROWS,
     ColumnProfiling,
@@ -55,9 +55,9 @@ from assay.platform.sources import confine
 from assay.rules.plan import Context
 from assay.store import MetricKey
 from assay.vocabulary import RunState
+from assay.workspace import Workspace
 
 PROFILE_DIALECTS = ("duckdb", "spark")
-from assay.workspace import Workspace
 
 Measured = dict[str, ProfileMeasurement]
 Loads = dict[str, int]

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from assay.engine import DataKind
 from assay.platform.proposals.candidate import Backtest, Candidate, described, dqdl, expectation_id
-from assay.platform.proposals.history import History, StoredLoad, metric, plain_name
+from assay.platform.proposals.history import History, metric, plain_name
+from assay.store.proposals import StoredLoad
 
 _KINDS = tuple(DataKind)
 
