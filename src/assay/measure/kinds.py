@@ -5,6 +5,12 @@ A check document's metrics (:mod:`assay.platform.checks.measure`) and the per-co
 ``null_rate(color)`` in a document and ``Column.color.NullRate`` in the profile are one
 measurement, written once.
 
+The gap that remains (issue 30 asks for one vocabulary): the profile takes only its blank count
+from this table, its minimum and maximum keep the column's own type (dates as dates, not
+doubles), and its null count is read as rows minus ``COUNT(c)`` beside its other per-column
+counts; DQDL rules (:mod:`assay.rules.compiler` over :class:`assay.measure.planner.ScanPlan`)
+and event contracts (:mod:`assay.platform.events.compile`) still build their own aggregates.
+
 Missing has one definition (issue 30): a null and a blank text value (empty or whitespace-only,
 how a CSV's missing text arrives) are counted apart (``null_count``, ``blank_count``) and judged
 as their sum (``missing_rate``). Only text holds blanks: a blank cell of a number or date column

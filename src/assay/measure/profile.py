@@ -45,6 +45,7 @@ from sqlglot import exp
 
 from assay.engine import Column, DataKind, Engine
 from assay.engine.base import as_text
+from assay.measure.kinds import KINDS
 from assay.measure.kinds import blank as _blank
 from assay.store import MetricKey
 
@@ -420,7 +421,7 @@ def profile_query(
             # rows doubled the profile's time).
             projections.append(
                 exp.alias_(
-                    exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=_blank(c))),
+                    KINDS["blank_count"].aggregate(column),
                     f"blank{i}",
                     quoted=True,
                 )
