@@ -70,6 +70,9 @@ def outcome_table(result: EvaluationResult) -> Table:
 
 def print_outcomes(console: Console, result: EvaluationResult) -> None:
     console.print(outcome_table(result))
+    for i, rule in enumerate(result.rules, start=1):
+        if rule.note:
+            console.print(f"  note on #{i}: {escape(rule.note)}")
     counts = result.counts()
     score = "n/a" if result.score is None else f"{result.score:.2f}"
     console.print(

@@ -258,7 +258,7 @@ def test_the_session_defaults_are_assays(spark_session: Any) -> None:
 
 
 # Text that is blank or nearly so: the profile's blank test runs its regular expression only on
-# values that sort before "!" or start with a no-break space (measure.profile._blank).
+# values that sort before "!" or start with a no-break space (measure.kinds.blank).
 EDGES = ["", " ", "\t", "\u00a0", "\u00a0 \x0b", "\x0b"]  # blank
 EDGES += ["\x01", " x", "\u00a0x", "\u00a1", "\u00ff ", "x ", "\u3000"]  # not
 

@@ -34,13 +34,14 @@ def test_propose_then_show_accept_and_reject(world: Path) -> None:
     )
     assert done.exit_code == 0, done.output
     [proposal] = json.loads(done.stdout)
-    assert proposal["expectation"]["rule"] == 'IsComplete "customer_id"'
+    assert proposal["expectation"]["metric"] == "daily.missing_rate(customer_id)"
     text = runner.invoke(app, ["propose", "payments.trades", *ws])
     assert text.exit_code == 0 and "dry-run on 2026-11-24 in 1 query" in text.stdout
     shown = runner.invoke(app, ["proposals", "show", proposal["id"][:8], "--json", *ws])
     assert json.loads(shown.stdout)["proposal"]["events"][0]["kind"] == "proposed"
     accepted = runner.invoke(app, ["proposals", "accept", proposal["id"][:8], "--by", "ana", *ws])
-    assert accepted.exit_code == 0 and '+    rule: IsComplete "customer_id"' in accepted.stdout
+    assert accepted.exit_code == 0 and "+    metric: daily.missing_rate(customer_id)" in accepted.stdout
+    assert "+      - missing_rate: [customer_id]" in accepted.stdout  # the metric it needs, declared
     listed = json.loads(
         runner.invoke(app, ["proposals", "list", "--state", "accepted", "--json", *ws]).stdout
     )

@@ -123,7 +123,9 @@ def test_completeness_and_freshness_evidence(world: Path) -> None:
         "loads": TRADE_DAYS,
         "would_have_failed": 0,
     }
-    assert customer.dry_run == {"outcome": "passed", "observed": 1.0}
+    # a text column: judged on nulls plus blanks (missing_rate), not DQDL's nulls-only IsComplete
+    assert customer.expectation["metric"] == "daily.missing_rate(customer_id)"
+    assert customer.dry_run == {"outcome": "passed", "observed": 0.0}
     fresh = _by(found, "freshness")
     # settled_at (= updated_at on these days) is the first column closest to arrival; arrival
     # is the profile's 06:30 schedule (the loads were profiled long after their days)
@@ -169,7 +171,7 @@ def key_of(proposal: Any) -> tuple[str, str]:
     ("intent", "expected"),
     [
         ("settlement never before execution", ("order", "executed_at_after_settled_at")),
-        ("no missing customer ids", ("completeness", 'IsComplete "customer_id"')),
+        ("no missing customer ids", ("completeness", "daily.missing_rate(customer_id)")),
         ("volume per region", ("volume", "row_count")),
     ],
 )

@@ -40,6 +40,8 @@ class RuleOutcome:
     message: str | None
     metrics: dict[str, float | None]
     labels: dict[str, str]
+    # what a passed rule calls present that assay calls missing (platform/runs/blanks.py)
+    note: str | None = None
 
     @property
     def outcome(self) -> str:
@@ -63,6 +65,7 @@ class RuleOutcome:
             "message": self.message,
             "metrics": {k: json_number(v) for k, v in self.metrics.items()},
             "labels": dict(self.labels),
+            **({"note": self.note} if self.note else {}),
         }
 
 

@@ -45,6 +45,8 @@ from sqlglot import exp
 from assay.engine import Column, DataKind, Engine
 from assay.engine.base import as_text
 from assay.measure import shape
+from assay.measure.kinds import KINDS
+from assay.measure.kinds import blank as _blank
 from assay.measure.values import as_number, looks_temporal
 from assay.store import MetricKey
 
@@ -312,8 +314,6 @@ def counted_pairs(
     return counted, mixed
 
 
-# A blank value: only whitespace (str.isspace's common characters, no-break space included).
-BLANK = r"^[\s\x0b\x{00A0}]*$"
 
 
 def _q(name: str) -> exp.Column:
@@ -362,7 +362,7 @@ def profile_query(
             # rows doubled the profile's time).
             projections.append(
                 exp.alias_(
-                    exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=_blank(c))),
+                    KINDS["blank_count"].aggregate(column),
                     f"blank{i}",
                     quoted=True,
                 )
@@ -474,25 +474,6 @@ def _comparable(columns: Mapping[str, Column], first: str, second: str) -> tuple
     return left, right
 
 
-def _blank(value: exp.Expr) -> exp.Expr:
-    """``value`` is empty or whitespace-only: a regular expression (trimming a character set off
-    every value costs three times as much on a million ids), run only on the values that can be
-    blank. Those are empty or start with one of BLANK's characters, so they sort before "!" (the
-    characters up to the space) or start with a no-break space (UTF-8 C2 A0: from U+00A0 to
-    before U+00A1 in the engines' binary string order). On a 5-million-row id column the regular
-    expression took 0.09 s of the profile; behind the comparisons, 0.02 s. A CASE, as both
-    engines evaluate a branch only for the rows that reach it, where AND may evaluate both."""
-    candidate = exp.or_(
-        exp.LT(this=value.copy(), expression=exp.Literal.string("!")),
-        exp.and_(
-            exp.GTE(this=value.copy(), expression=exp.Literal.string("\u00a0")),
-            exp.LT(this=value.copy(), expression=exp.Literal.string("\u00a1")),
-        ),
-    )
-    regex = exp.RegexpLike(this=value, expression=exp.Literal.string(BLANK))
-    return exp.Case(ifs=[exp.If(this=candidate, true=regex)], default=exp.false())
-
-
 def _blank_sum() -> exp.Expr:
     """The rows of a value-count table whose value is blank (0 when none is)."""
     summed = exp.Filter(this=exp.Sum(this=_q("n")), expression=exp.Where(this=_blank(_q("v"))))
@@ -578,9 +559,25 @@ def profile(
     """
     if exact is None:
         exact = exact_columns(columns, cap=cap)
-    counted_names = {*declared, *exact}
     chosen_pairs = column_pairs(columns) if pairs is None else list(pairs)
     row = engine.rows(profile_query(table, columns, declared, cap, exact, chosen_pairs))[0]
+    return decode(engine, row, columns, declared, cap, exact, chosen_pairs, mixed)
+
+
+def decode(
+    engine: Engine,
+    row: dict[str, Any],
+    columns: Sequence[Column],
+    declared: Sequence[str],
+    cap: int,
+    exact: Sequence[str],
+    pairs: Sequence[tuple[str, str]],
+    mixed: Sequence[tuple[str, str]] = (),
+) -> LoadProfile:
+    """The load profile in the row of :func:`profile_query` (made with the same arguments), when
+    another statement carried it (a check run's: platform/checks/measure.py)."""
+    counted_names = {*declared, *exact}
+    chosen_pairs = list(pairs)
     if "counted" in row:  # a wide table's counts come as one list (see profile_query)
         for i, column in enumerate(columns):
             if column.name in counted_names:

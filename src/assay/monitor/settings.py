@@ -18,7 +18,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from assay.errors import ConfigError
 from assay.judge.drift import Settings, Window
 
-KINDS = ("null_rate", "new_value", "volume", "range", "schema", "shape", "swap", "vanished_value", "duplicate_load")
+KINDS = (
+    "null_rate",
+    "new_value",
+    "volume",
+    "range",
+    "schema",
+    "shape",
+    "swap",
+    "vanished_value",
+    "duplicate_load",
+)
 SENSITIVITY = (0.25, 4.0)  # the range a dataset's sensitivity may take
 
 

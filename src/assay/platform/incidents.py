@@ -56,6 +56,9 @@ _METRIC_DIMENSIONS = {
     "freshness": "freshness",
     "null_rate": "completeness",
     "null_count": "completeness",
+    "blank_rate": "completeness",
+    "blank_count": "completeness",
+    "missing_rate": "completeness",
     "distinct_count": "uniqueness",
 }
 _RULE_DIMENSIONS = {

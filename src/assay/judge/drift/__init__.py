@@ -10,8 +10,9 @@ equals an earlier one's (issue 30). Each reads a
 :class:`Finding` values, kept with the band they used so that ``assay history`` can show why an
 alert fired. The bands themselves are :mod:`assay.judge.drift.bands`. Nothing here reads a store.
 
->>> [j.kind for j in JUDGEMENTS]
-['schema', 'volume', 'null_rate', 'range', 'new_value', 'shape', 'swap', 'swap', 'vanished_value', 'duplicate_load']
+>>> [j.kind for j in JUDGEMENTS]  # doctest: +NORMALIZE_WHITESPACE
+['schema', 'volume', 'null_rate', 'range', 'new_value', 'shape', 'swap', 'swap',
+ 'vanished_value', 'duplicate_load']
 """
 
 from __future__ import annotations

@@ -245,6 +245,12 @@ def _null_count(spec: MetricSpec, cond: ast.Condition, where: _Filter) -> ast.Ru
     return _count_sql(is_null, cond, where)
 
 
+def _blanks(spec: MetricSpec, cond: ast.Condition, where: _Filter) -> ast.RuleNode:
+    """Blank text has no DQDL rule: Glue's Completeness counts only NULLs, and a blank CSV cell
+    of a text column is the empty string (docs/dqdl.md)."""
+    raise NotExported(f"{spec.kind} counts blank text; DQDL's Completeness counts NULLs only")
+
+
 def _count_where(spec: MetricSpec, cond: ast.Condition, where: _Filter) -> ast.RuleNode:
     """The rows satisfying the condition, counted by CustomSql: the same number."""
     assert spec.where is not None
@@ -277,6 +283,9 @@ TRANSLATORS: dict[str, Translator] = {
     "freshness": _freshness,
     "null_rate": _null_rate,
     "null_count": _null_count,
+    "blank_rate": _blanks,
+    "blank_count": _blanks,
+    "missing_rate": _blanks,
     "distinct_count": _same_number("DistinctValuesCount"),
     "min": _min,
     "max": _max,

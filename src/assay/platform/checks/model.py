@@ -31,7 +31,18 @@ KIND = "DatasetChecks"
 MODES = ("enforce", "advisory")
 """``enforce`` counts in pass rates, gates and notifications; ``advisory`` is evaluated and kept only."""
 
-COLUMN_METRICS = ("null_rate", "null_count", "distinct_count", "min", "max", "mean", "sum")
+COLUMN_METRICS = (
+    "null_rate",
+    "null_count",
+    "blank_rate",
+    "blank_count",
+    "missing_rate",
+    "distinct_count",
+    "min",
+    "max",
+    "mean",
+    "sum",
+)
 """Metrics measured per column: ``{null_rate: [a, b]}`` (or one column as a string)."""
 
 OVER = ("slice", "source")

@@ -1,7 +1,7 @@
 """What a document checks already: a proposal that repeats one of its expectations is not made.
 
 A column is covered for completeness by ``IsComplete``/``Completeness``/``IsPrimaryKey`` rules and
-``null_rate``/``null_count`` metrics; for uniqueness by ``IsUnique``/``Uniqueness``/
+``null_rate``/``null_count``/``missing_rate`` metrics; for uniqueness by ``IsUnique``/``Uniqueness``/
 ``IsPrimaryKey``; for values and ranges by any ``ColumnValues`` rule on it (and ranges by
 ``min``/``max`` metrics); volume by an expectation on the profile's ``row_count`` (or a
 ``RowCount`` rule); freshness by any freshness expectation; a row rule by a ``count_where`` whose
@@ -29,6 +29,7 @@ _RULES: dict[str, tuple[str, ...]] = {
 _METRICS: dict[str, tuple[str, ...]] = {
     "null_rate": ("completeness",),
     "null_count": ("completeness",),
+    "missing_rate": ("completeness",),
     "min": ("range",),
     "max": ("range",),
 }

@@ -100,13 +100,19 @@ def propose(
     root = Workspace(workspace).root
     path, document, chosen = _document(root, dataset, profile)
     loads = store.profiled_loads(dataset)
+    if len(loads) - 1 < min_loads:
+        # a dataset checked only by documents: the loads its check runs recorded with their
+        # per-column profile (partition: the profile's id; older runs recorded none)
+        by_checks = [x for x in store.profiled_loads(dataset, partition=chosen.id) if x.types]
+        if len(by_checks) > len(loads):
+            loads = by_checks
     found = ProposalSet(
         dataset, path, chosen.id, len(loads), loads[-1].logical_date.isoformat() if loads else None
     )
     if len(loads) - 1 < min_loads:
         found.notes.append(
             f"{dataset} has {len(loads)} profiled load(s); proposals are mined from at least {min_loads} "
-            "before the latest (assay profile each load)"
+            "before the latest (assay profile or assay check run each load)"
         )
         return found
     history = History(dataset, loads, document, chosen, min_loads)

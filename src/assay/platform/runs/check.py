@@ -30,12 +30,15 @@ from assay.errors import ConfigError
 from assay.lake.readers import Registered
 from assay.lang.dqdl import ast
 from assay.measure import ScanPlan
+from assay.measure.profile import counted_pairs, exact_columns, is_small
+from assay.monitor.history import distinct_counts
 from assay.platform.baselines import check_holds, rule_keys
 from assay.platform.checks.document import Document, Profile
 from assay.platform.checks.engine import default_engine
 from assay.platform.checks.judging import Judging, metric_key
 from assay.platform.checks.measure import (
     ROWS,
+    ColumnProfiling,
     OpenedSource,
     Plan,
     ProfileMeasurement,
@@ -54,6 +57,8 @@ from assay.rules.plan import Context
 from assay.store import MetricKey
 from assay.vocabulary import RunState
 from assay.workspace import Workspace
+
+PROFILE_DIALECTS = ("duckdb", "spark")
 
 Measured = dict[str, ProfileMeasurement]
 Loads = dict[str, int]
@@ -217,6 +222,7 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
             extra_groupings=by,
             dqdl=rules.statement(),
             dialect=engine.dialect,
+            profiling=self._profiling(driver, engine, profile, rows) if stored is None else None,
         )
         if stored is not None:  # resumed: the killed run's numbers, rules compiled, no scan
             resumed = load_measurement(profile, stored)
@@ -240,6 +246,27 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
             measured.missing = f"the slice {profile.slice.column} = {self.at.date().isoformat()} has no rows"
         return measured
 
+    def _profiling(
+        self, driver: Driver, engine: Engine, profile: Profile, rows: Registered
+    ) -> ColumnProfiling | None:
+        """The per-column profile a recorded run measures of its slice in its one statement, as
+        ``assay profile`` measures a load: what to count exactly and which column pairs, decided
+        from the profile's previous load as the monitor decides them (measure/profile.py). None
+        for a dry run (nothing is recorded) and on PostgreSQL, whose dialect the profile's
+        statement does not have (value lists as arrays of structs)."""
+        if not driver.recording or self.dry_run or engine.dialect not in PROFILE_DIALECTS:
+            return None
+        earlier = self.store.window(self.dataset, self.at.date(), partition=profile.id)[:1]
+        previous = self.store.load_metrics([earlier[0].id])[earlier[0].id] if earlier else {}
+        columns = rows.columns
+        exact = exact_columns(
+            columns,
+            distinct_counts(previous) if earlier else None,
+            small=is_small(engine, ROWS, len(columns)),
+        )
+        pairs, mixed = counted_pairs(columns, previous)
+        return ColumnProfiling(tuple(exact), tuple(pairs), tuple(mixed))
+
     # --- persist -------------------------------------------------------------------------------
 
     def persist(self, driver: Driver, measured: Measured) -> Persisted[Loads]:
@@ -260,7 +287,9 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
                 run_id=driver.current.id,
                 status="pending",
             )
-            values: dict[MetricKey, float | None] = {}
+            # the per-column profile's metrics first (Column.<c>.NullCount, ...: the names
+            # ``assay profile`` stores), so that drift, proposals and scores read this load too
+            values: dict[MetricKey, float | None] = dict(m.columns.metrics()) if m.columns else {}
             for (key, group), value in m.values.items():
                 if key.startswith("__"):
                     continue
@@ -341,6 +370,11 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
         if statuses:
             store.settle_loads(statuses)
         for pid, load in loads.items():
+            columns = self.measured[pid].columns
+            if columns is not None:  # its schema and value counts, as assay profile keeps a load's
+                store.save_profile(
+                    load, columns.schema, {c.name: c.values for c in columns.columns if c.values is not None}
+                )
             store.supersede(self.dataset, self.at.date(), partition=pid, keep=load)
         store.save_check_outcomes(run_id, self.dataset, self.at, result.outcomes)
         for pid, load in loads.items():  # what failed stays out of later baselines

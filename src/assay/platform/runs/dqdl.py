@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,6 +51,7 @@ from assay.measure.requests import count_star
 from assay.platform.alerts import Alerting, Routing
 from assay.platform.baselines import rule_holds, rule_keys
 from assay.platform.events.records import supersede_window
+from assay.platform.runs.blanks import Blanks
 from assay.platform.runs.driver import Driver, Flow, Persisted, Retry, Settlement, required
 from assay.platform.runs.run import Input
 from assay.rules.compiler import CompiledRule, compile_analyzer, compile_rule, details
@@ -83,6 +84,7 @@ class Measured:
     values: Values
     scanned: Measurements
     rows: float | None
+    blanks: Blanks = field(default_factory=Blanks)
 
 
 class Evaluation:
@@ -161,13 +163,14 @@ class Evaluation:
         ]
         analyzers = [compile_analyzer(a, self.ctx, i) for i, a in enumerate(self.ruleset.analyzers or ())]
         self.ctx.group = "load"
+        blanks = Blanks.ask(self.ruleset.rules or (), self.primary, self.scan)
         rows_slot = self.scan.add(Aggregate(count_star()), "load")
         scanned = self.scan.run(self.engine)
         plans = [p for rule in compiled for p in rule.leaves.values()]
         plans += [rule.row_mode for rule in compiled if rule.row_mode is not None]
         plans += [p for group in analyzers for p in group]
         values = {id(plan): plan_values(plan, scanned) for plan in plans}
-        return Measured(compiled, analyzers, plans, values, scanned, scanned.number(rows_slot))
+        return Measured(compiled, analyzers, plans, values, scanned, scanned.number(rows_slot), blanks)
 
     def judge(self, measured: Measured) -> EvaluationResult:
         """Each rule's outcome from the measured values and the stored history."""
@@ -175,7 +178,10 @@ class Evaluation:
         self.reads = []
         for rule in measured.compiled:
             self.unread = False
-            outcomes.append(self._outcome(rule, measured.values))
+            outcome = self._outcome(rule, measured.values)
+            if outcome.state is Outcome.PASSED:
+                outcome = replace(outcome, note=measured.blanks.note(rule.node, measured.scanned))
+            outcomes.append(outcome)
             # a rule that compared with a history it did not have (last() of nothing is 0.0)
             # failed for want of a past, not for its data: holding its load would leave the
             # history empty for good
