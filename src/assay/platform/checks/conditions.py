@@ -14,6 +14,7 @@ stored values of earlier runs (most recent first): judging reads numbers, never 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -28,6 +29,8 @@ from assay.rules import predicates
 
 SECONDS = {"days": 86400, "hours": 3600, "minutes": 60}
 UNITS = ("day", "hour", "minute")
+_ONE = re.compile(r"\b(1\s+)(day|hour|minute)\b")
+"""``1 hour`` in a check document is DQDL's ``1 hours`` (DQDL knows plural units only)."""
 
 
 class ConditionError(Exception):
@@ -38,13 +41,13 @@ def parse_expect(text: str, *, duration: bool = False) -> ast.Condition:
     """The condition of an ``expect``; with ``duration`` (a freshness metric), durations such as
     ``6 hours`` are allowed and read as seconds.
 
-    >>> parse_expect("<= 6 hours", duration=True).operands
-    (Number(text='21600'),)
+    >>> parse_expect("<= 6 hours", duration=True).operands, parse_expect("<= 1 day", duration=True).operands
+    ((Number(text='21600'),), (Number(text='86400'),))
     """
     text = str(text).strip()
     if duration and any(unit in text for unit in UNITS):
         try:
-            condition = parse_condition(text, CondKind.DURATION)
+            condition = parse_condition(_ONE.sub(r"\1\2s", text), CondKind.DURATION)
         except DQDLSyntaxError as error:
             raise ConditionError(f"{error.reason} (column {error.column} of '{text}')") from None
         operands = tuple(
