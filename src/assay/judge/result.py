@@ -25,6 +25,14 @@ def json_number(value: float | None) -> float | None:
     return value
 
 
+def _json_bounds(expected: dict[str, Any] | None) -> dict[str, Any] | None:
+    if expected is None:
+        return None
+    return {
+        k: [json_number(x) for x in v] if isinstance(v, list) else json_number(v) for k, v in expected.items()
+    }
+
+
 @dataclass(frozen=True)
 class RuleOutcome:
     """One top-level rule's outcome: ``passed``, ``failed`` or ``config_error`` (a rule that
@@ -40,6 +48,7 @@ class RuleOutcome:
     message: str | None
     metrics: dict[str, float | None]
     labels: dict[str, str]
+    expected: dict[str, Any] | None = None  # the bounds a comparison was judged against
 
     @property
     def outcome(self) -> str:
@@ -63,6 +72,7 @@ class RuleOutcome:
             "message": self.message,
             "metrics": {k: json_number(v) for k, v in self.metrics.items()},
             "labels": dict(self.labels),
+            "expected": _json_bounds(self.expected),
         }
 
 

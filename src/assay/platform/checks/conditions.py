@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from assay.judge import dynamic
+from assay.judge import dynamic, verdicts
 from assay.lang.dqdl import ast
-from assay.lang.dqdl.ast import CondKind, Op
+from assay.lang.dqdl.ast import CondKind
 from assay.lang.dqdl.errors import DQDLSyntaxError
 from assay.lang.dqdl.parser import parse_condition
 from assay.lang.dqdl.printer import condition_text
@@ -107,20 +107,10 @@ def judge(condition: ast.Condition, observed: float | None, history: Sequence[fl
         bounds = [dynamic.number(o, lookup) for o in condition.operands]
     except dynamic.DynamicError as error:
         raise ConditionError(str(error)) from None
-    expected = _expected(condition.op, bounds)
+    expected = verdicts.bounds(condition.op, bounds)
     if observed is None or observed != observed:
         return Verdict(False, expected)
     return Verdict(predicates.python_compare(observed, condition.op, bounds), expected)
-
-
-def _expected(op: Op, bounds: list[float | None]) -> dict[str, Any]:
-    if op in (Op.GT, Op.GE):
-        return {"low": bounds[0]}
-    if op in (Op.LT, Op.LE):
-        return {"high": bounds[0]}
-    if op in (Op.BETWEEN, Op.NOT_BETWEEN):
-        return {"low": bounds[0], "high": bounds[1]}
-    return {"values": bounds}
 
 
 def text(condition: ast.Condition) -> str:
