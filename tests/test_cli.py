@@ -68,7 +68,7 @@ def test_run_writes_the_json_contract(capsys: pytest.CaptureFixture[str], files:
     doc = json.loads(out_json.read_text())
     assert set(doc) == {"dataset", "score", "rules", "analyzers"}
     assert [r["outcome"] for r in doc["rules"]] == ["Passed", "Passed", "Failed", "Passed"]
-    assert set(doc["rules"][0]) == {"rule", "outcome", "message", "metrics", "labels"}
+    assert set(doc["rules"][0]) == {"rule", "outcome", "message", "metrics", "labels", "expected"}
     assert doc["rules"][2]["labels"] == {"owner": "ops"}
     assert doc["rules"][0]["metrics"] == {"Dataset.*.RowCount": 3.0}
     assert doc["score"] == 0.75

@@ -4,8 +4,11 @@ escape sequence in a cell or in a document's field is printed as its escape (ass
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
+from _demo_workspace import cli_env
 from _invoke import completed
 
 # retitles the terminal, then clears it; a right-to-left override
@@ -89,3 +92,23 @@ def test_a_document_whose_dataset_name_holds_an_escape_is_refused_where_it_is(tm
     assert "orders.yaml:3" in done.stderr
     assert "holds U+001B (a control character) at position 4" in done.stderr
     _clean(done.stdout + done.stderr)
+
+
+def test_a_table_piped_to_a_file_keeps_each_row_on_one_line_in_ascii(tmp_path: Path) -> None:
+    """stdout a pipe and no COLUMNS (a CI log, `| grep`): a row of the outcome table and the
+    summary each stay on one line, drawn in ASCII (Rich alone folds them at 80 columns)."""
+    (tmp_path / "orders.csv").write_text("id,amount\n1,10\n2,20\n3,30\n")
+    long = 'ColumnValues "amount" between 15 and 25 where "amount > 1 and amount < 1000 and id is not null"'
+    (tmp_path / "rules.dqdl").write_text(f"Rules = [ RowCount > 5, {long} ]\n")
+    env = {k: v for k, v in cli_env().items() if k != "COLUMNS"}
+    done = subprocess.run(
+        [sys.executable, "-m", "assay", "dqdl", "run", "rules.dqdl", "--data", "orders.csv"],
+        cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert done.stdout.isascii(), done.stdout
+    assert any("RowCount > 5" in line and "Value: 3.0 does not meet the constraint requirement!" in line
+               for line in lines), done.stdout  # fmt: skip
+    assert any(long in line and "(2 of 3 rows failed)" in line for line in lines), done.stdout
+    assert any(line.startswith("0 passed, 2 failed") and "engine queries: 1" in line for line in lines)

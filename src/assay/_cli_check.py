@@ -27,7 +27,7 @@ from assay._cli_common import (
 )
 from assay._cli_common import write_json as _write_json
 from assay._render_runs import STYLE as _STYLE
-from assay._render_runs import print_run
+from assay._render_runs import measured, print_run
 from assay.errors import ConfigError
 from assay.vocabulary import fail_on as parse_fail_on
 from assay.workspace import Workspace, store_url
@@ -383,10 +383,10 @@ def check_history(
                 escape(item["expectation"]),
                 escape(group_text),
                 item["outcome"],
-                "" if item.get("observed") is None else f"{item['observed']:,.4g}",
+                measured(item.get("observed"), item.get("unit")),
                 escape(
                     ", ".join(
-                        f"{k} {v:,.4g}" if isinstance(v, float | int) else f"{k} {v}"
+                        f"{k} {measured(v, item.get('unit'))}" if isinstance(v, float | int) else f"{k} {v}"
                         for k, v in expected.items()
                     )
                 ),

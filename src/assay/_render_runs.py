@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from assay._terminal import out as _console
+from assay.durations import duration
 
 STYLE = {
     "passed": "green",
@@ -18,6 +19,17 @@ STYLE = {
     "system_error": "magenta",
     "skipped": "dim",
 }
+
+
+def measured(value: float | None, unit: str | None) -> str:
+    """An observed value or a bound as a table shows it: a duration when its unit is seconds.
+
+    >>> measured(5400.0, "seconds"), measured(1234567.0, None), measured(None, None)
+    ('1 h 30 min', '1.235e+06', '')
+    """
+    if value is None:
+        return ""
+    return duration(value) if unit == "seconds" else f"{value:,.4g}"
 
 
 def print_run(payload: dict[str, Any], console: Console | None = None) -> None:
@@ -35,7 +47,7 @@ def print_run(payload: dict[str, Any], console: Console | None = None) -> None:
         if item["mode"] == "advisory":
             outcome += " [advisory]"
         group = ", ".join(f"{k}={v}" for k, v in (item.get("group") or {}).items())
-        observed = "" if item.get("observed") is None else f"{item['observed']:,.4g}"
+        observed = measured(item.get("observed"), item.get("unit"))
         table.add_row(
             escape(item["expectation"]),
             escape(group),

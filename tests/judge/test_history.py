@@ -89,3 +89,21 @@ def test_detect_anomalies_on_a_column_metric(store: MetricStore) -> None:
     for day in range(5):
         assert run(store, text, rows(100), day) == ["Passed"]
     assert run(store, text, rows(100, nulls=30), 6) == ["Failed"]
+
+
+def test_a_dynamic_failure_states_the_bound_it_was_compared_with(store: MetricStore) -> None:
+    run(store, "Rules = [ RowCount > 0 ]", rows(11), 0)
+    result = evaluate(
+        "Rules = [ RowCount >= 0.8 * last(), RowCount > 5 ]",
+        rows(8),
+        dataset="orders",
+        store=store,
+        now=T0 + timedelta(days=1),
+    )
+    dynamic, fixed = result.rules
+    assert dynamic.outcome == "Failed" and dynamic.message == (
+        "Value: 8.0 does not meet the constraint requirement! Expected at least 8.8 (>= 0.8 * last())"
+    )
+    # the JSON keeps every field and adds the bounds the rule was judged against
+    assert dynamic.to_dict()["expected"] == {"low": 8.8} and dynamic.to_dict()["message"] == dynamic.message
+    assert fixed.outcome == "Passed" and fixed.to_dict()["expected"] == {"low": 5.0}

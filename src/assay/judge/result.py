@@ -25,6 +25,14 @@ def json_number(value: float | None) -> float | None:
     return value
 
 
+def _json_bounds(expected: dict[str, Any] | None) -> dict[str, Any] | None:
+    if expected is None:
+        return None
+    return {
+        k: [json_number(x) for x in v] if isinstance(v, list) else json_number(v) for k, v in expected.items()
+    }
+
+
 @dataclass(frozen=True)
 class RuleOutcome:
     """One top-level rule's outcome: ``passed``, ``failed`` or ``config_error`` (a rule that
@@ -42,6 +50,7 @@ class RuleOutcome:
     labels: dict[str, str]
     # what a passed rule calls present that assay calls missing (platform/runs/blanks.py)
     note: str | None = None
+    expected: dict[str, Any] | None = None  # the bounds a comparison was judged against
 
     @property
     def outcome(self) -> str:
@@ -66,6 +75,7 @@ class RuleOutcome:
             "metrics": {k: json_number(v) for k, v in self.metrics.items()},
             "labels": dict(self.labels),
             **({"note": self.note} if self.note else {}),
+            "expected": _json_bounds(self.expected),
         }
 
 

@@ -8,11 +8,13 @@ expression that fails, a metric the engine could not compute) is ``config_error`
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from assay.judge import anomaly, dynamic
 from assay.lang.dqdl import ast
+from assay.lang.dqdl.ast import Op
 from assay.lang.dqdl.printer import condition_text
 from assay.rules import predicates
 from assay.rules.plan import AllOne, Anomalous, Compare, Compliance, Fixed, Verdict
@@ -28,6 +30,7 @@ HistoryLookup = Callable[[MetricKey, int], list[float]]
 class Judgement:
     outcome: Outcome
     message: str | None = None
+    expected: dict[str, Any] | None = None  # the bounds the value was compared with (see bounds())
 
 
 def fmt(value: float | None) -> str:
@@ -49,6 +52,49 @@ def fmt(value: float | None) -> str:
 
 def not_met(value: float | None) -> str:
     return f"Value: {fmt(value)} does not meet the constraint requirement!"
+
+
+def bounds(op: Op, values: Sequence[float | None]) -> dict[str, Any]:
+    """The bounds a condition set, its dynamic parts evaluated: ``low`` and ``high``, or
+    ``values`` for ``=``, ``!=``, ``in`` and ``not in`` (the ``expected`` of a result's JSON).
+
+    >>> bounds(Op.GE, [8.8]), bounds(Op.BETWEEN, [1.0, 2.0]), bounds(Op.IN, [1.0, 2.0])
+    ({'low': 8.8}, {'low': 1.0, 'high': 2.0}, {'values': [1.0, 2.0]})
+    """
+    if op in (Op.GT, Op.GE):
+        return {"low": values[0]}
+    if op in (Op.LT, Op.LE):
+        return {"high": values[0]}
+    if op in (Op.BETWEEN, Op.NOT_BETWEEN):
+        return {"low": values[0], "high": values[1]}
+    return {"values": list(values)}
+
+
+_EXPECTED = {
+    Op.GT: "more than {0}",
+    Op.GE: "at least {0}",
+    Op.LT: "less than {0}",
+    Op.LE: "at most {0}",
+    Op.BETWEEN: "between {0} and {1}",
+    Op.NOT_BETWEEN: "not between {0} and {1}",
+    Op.EQ: "{0}",
+    Op.NE: "anything but {0}",
+}
+
+
+def expected_text(op: Op, values: Sequence[float | None], shown: Callable[[float], str] = fmt) -> str:
+    """What a condition expected, its bounds evaluated, in words; ``shown`` writes a bound.
+
+    >>> expected_text(Op.GE, [0.8 * 11]), expected_text(Op.BETWEEN, [1.1 * 7, 20])
+    ('at least 8.8', 'between 7.7 and 20.0')
+    >>> expected_text(Op.IN, [1, 2])
+    'one of 1.0, 2.0'
+    """
+    texts = ["NULL" if v is None else shown(float(f"{v:.10g}")) for v in values]
+    pattern = _EXPECTED.get(op)
+    if pattern is not None:
+        return pattern.format(*texts)
+    return ("one of " if op is Op.IN else "none of ") + ", ".join(texts)
 
 
 def percent(share: float) -> str:
@@ -93,12 +139,10 @@ def shortfall(value: float | None, total: float, noun: str, threshold: ast.Condi
     return message
 
 
-def holds(value: float | None, condition: ast.Condition, history: Callable[[int], list[float]]) -> bool:
-    """Whether a measured number satisfies a numeric condition (dynamic operands evaluated)."""
+def _meets(value: float | None, op: Op, operands: Sequence[float | None]) -> bool:
     if value is None or math.isnan(value):
         return False
-    operands = [dynamic.number(o, history) for o in condition.operands]
-    return predicates.python_compare(value, condition.op, operands)
+    return predicates.python_compare(value, op, list(operands))
 
 
 def undated(column: str) -> str:
@@ -123,9 +167,16 @@ def _judge(verdict: Verdict, values: Mapping[str, float | None], history: Histor
     if isinstance(verdict, Compare):
         value = values.get(verdict.metric)
         key = verdict.history
-        if holds(value, verdict.condition, lambda k: history(key, k)):
-            return Judgement(PASSED)
-        return Judgement(FAILED, not_met(value))
+        condition = verdict.condition
+        operands = [dynamic.number(o, lambda k: history(key, k)) for o in condition.operands]
+        expected = bounds(condition.op, operands)
+        if _meets(value, condition.op, operands):
+            return Judgement(PASSED, expected=expected)
+        message = not_met(value)  # Glue's words, which scripts ported from Glue compare
+        if any(dynamic.is_dynamic(o) for o in condition.operands):
+            shown = expected_text(condition.op, operands)
+            message += f" Expected {shown} ({condition_text(condition)})"
+        return Judgement(FAILED, message, expected)
     if isinstance(verdict, AllOne):
         for metric in verdict.metrics:
             if values.get(metric) != 1.0:
@@ -143,13 +194,18 @@ def _judge(verdict: Verdict, values: Mapping[str, float | None], history: Histor
                 return Judgement(ERROR, undated(column))
         value = values.get(verdict.metric)
         key = verdict.history
-        if verdict.threshold is None:
-            passed = value == 1.0
+        threshold = verdict.threshold
+        if threshold is None:
+            passed, expected = value == 1.0, {"low": 1.0}
         else:
-            passed = holds(value, verdict.threshold, lambda k: history(key, k))
+            operands = [dynamic.number(o, lambda k: history(key, k)) for o in threshold.operands]
+            passed, expected = _meets(value, threshold.op, operands), bounds(threshold.op, operands)
         if passed:
-            return Judgement(PASSED)
-        return Judgement(FAILED, shortfall(value, rows, verdict.rows, verdict.threshold))
+            return Judgement(PASSED, expected=expected)
+        message = shortfall(value, rows, verdict.rows, threshold)
+        if threshold is not None and any(dynamic.is_dynamic(o) for o in threshold.operands):
+            message += f" (a share of {expected_text(threshold.op, operands)})"
+        return Judgement(FAILED, message, expected)
     if isinstance(verdict, Anomalous):
         value = values.get(verdict.metric)
         if value is None or math.isnan(value):
@@ -162,12 +218,14 @@ def _judge(verdict: Verdict, values: Mapping[str, float | None], history: Histor
                 f"Not enough history to detect anomalies: {len(past)} of "
                 f"{anomaly.MIN_HISTORY} earlier values",
             )
+        band_bounds = {"low": band.low, "high": band.high}
         if band.contains(value):
-            return Judgement(PASSED)
+            return Judgement(PASSED, expected=band_bounds)
         return Judgement(
             FAILED,
             f"Value {fmt(value)} is outside the expected range [{fmt(band.low)}, {fmt(band.high)}] "
             f"predicted from {band.points} earlier values (expected about {fmt(band.expected)})",
+            band_bounds,
         )
     raise TypeError(f"unknown verdict {verdict!r}")
 

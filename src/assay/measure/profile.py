@@ -314,8 +314,6 @@ def counted_pairs(
     return counted, mixed
 
 
-
-
 def _q(name: str) -> exp.Column:
     return exp.column(name, quoted=True)
 

@@ -14,13 +14,14 @@ stored values of earlier runs (most recent first): judging reads numbers, never 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from assay.judge import dynamic
+from assay.judge import dynamic, verdicts
 from assay.lang.dqdl import ast
-from assay.lang.dqdl.ast import CondKind, Op
+from assay.lang.dqdl.ast import CondKind
 from assay.lang.dqdl.errors import DQDLSyntaxError
 from assay.lang.dqdl.parser import parse_condition
 from assay.lang.dqdl.printer import condition_text
@@ -28,6 +29,8 @@ from assay.rules import predicates
 
 SECONDS = {"days": 86400, "hours": 3600, "minutes": 60}
 UNITS = ("day", "hour", "minute")
+_ONE = re.compile(r"\b(1\s+)(day|hour|minute)\b")
+"""``1 hour`` in a check document is DQDL's ``1 hours`` (DQDL knows plural units only)."""
 
 
 class ConditionError(Exception):
@@ -38,13 +41,13 @@ def parse_expect(text: str, *, duration: bool = False) -> ast.Condition:
     """The condition of an ``expect``; with ``duration`` (a freshness metric), durations such as
     ``6 hours`` are allowed and read as seconds.
 
-    >>> parse_expect("<= 6 hours", duration=True).operands
-    (Number(text='21600'),)
+    >>> parse_expect("<= 6 hours", duration=True).operands, parse_expect("<= 1 day", duration=True).operands
+    ((Number(text='21600'),), (Number(text='86400'),))
     """
     text = str(text).strip()
     if duration and any(unit in text for unit in UNITS):
         try:
-            condition = parse_condition(text, CondKind.DURATION)
+            condition = parse_condition(_ONE.sub(r"\1\2s", text), CondKind.DURATION)
         except DQDLSyntaxError as error:
             raise ConditionError(f"{error.reason} (column {error.column} of '{text}')") from None
         operands = tuple(
@@ -104,20 +107,10 @@ def judge(condition: ast.Condition, observed: float | None, history: Sequence[fl
         bounds = [dynamic.number(o, lookup) for o in condition.operands]
     except dynamic.DynamicError as error:
         raise ConditionError(str(error)) from None
-    expected = _expected(condition.op, bounds)
+    expected = verdicts.bounds(condition.op, bounds)
     if observed is None or observed != observed:
         return Verdict(False, expected)
     return Verdict(predicates.python_compare(observed, condition.op, bounds), expected)
-
-
-def _expected(op: Op, bounds: list[float | None]) -> dict[str, Any]:
-    if op in (Op.GT, Op.GE):
-        return {"low": bounds[0]}
-    if op in (Op.LT, Op.LE):
-        return {"high": bounds[0]}
-    if op in (Op.BETWEEN, Op.NOT_BETWEEN):
-        return {"low": bounds[0], "high": bounds[1]}
-    return {"values": bounds}
 
 
 def text(condition: ast.Condition) -> str:

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from assay.durations import duration
+from assay.judge import dynamic, verdicts
 from assay.lang.dqdl import ast
 from assay.measure import Measurements
 from assay.platform.checks import conditions
@@ -177,18 +179,16 @@ class Judging:
                 out.append(as_outcome(item, Outcome.CONFIG_ERROR, self._author(), f"expect: {error}"))
                 continue
             item["expected"] = verdict.expected
-            shown = "no value" if observed is None else fmt(observed)
+            seconds = spec.kind == "freshness"
+            if seconds:
+                item["unit"] = "seconds"
             if verdict.holds:
-                out.append(
-                    as_outcome(
-                        item,
-                        Outcome.PASSED,
-                        None,
-                        f"{ref.key} = {shown}, expected {conditions.text(condition)}",
-                    )
+                message = _message(
+                    ref.key, observed, verdict.expected, condition, seconds=seconds, failed=False
                 )
+                out.append(as_outcome(item, Outcome.PASSED, None, message))
                 continue
-            message = _failure_message(ref.key, shown, verdict.expected, condition)
+            message = _message(ref.key, observed, verdict.expected, condition, seconds=seconds, failed=True)
             if gone:
                 message += "; no rows in this load (the group had rows in the previous one)"
             failed = as_outcome(item, Outcome.FAILED, self._owner(expectation), message)
@@ -310,6 +310,7 @@ class Judging:
             "owner": None,
             "observed": None,
             "expected": None,
+            "unit": None,  # "seconds" for a freshness: observed and expected are durations
             "message": None,
             "reason": None,
             "attempts": 1,
@@ -342,9 +343,25 @@ def metric_key(key: str, group: Group) -> MetricKey:
     return MetricKey("Group", group_key(dict(group)), key)
 
 
-def _failure_message(key: str, shown: str, expected: dict[str, Any], condition: ast.Condition) -> str:
-    bounds = ", ".join(
-        f"{k} {fmt(v) if isinstance(v, float | int) else v}" for k, v in expected.items() if k != "values"
-    )
+def _message(
+    key: str,
+    observed: float | None,
+    expected: dict[str, Any],
+    condition: ast.Condition,
+    *,
+    seconds: bool,
+    failed: bool,
+) -> str:
+    """``key = observed, expected ...``: a freshness in durations (its condition, read as seconds,
+    would print ``<= 28800``), a failed dynamic condition with the bound it set on this history
+    (``expected at least 8.8 (>= 0.8 * last())``), any other as its condition."""
+    shown = "no value" if observed is None else duration(observed) if seconds else fmt(observed)
+    operands = [expected[k] for k in ("low", "high") if k in expected] or list(expected.get("values", []))
     text = conditions.text(condition)
-    return f"{key} = {shown}, expected {text}" + (f" ({bounds})" if bounds and "last" in text else "")
+    reads_history = any(dynamic.is_dynamic(o) for o in condition.operands)
+    if seconds:
+        bound = verdicts.expected_text(condition.op, operands, duration)
+        return f"{key} = {shown}, expected {bound}" + (f" ({text}, in seconds)" if reads_history else "")
+    if failed and reads_history:
+        return f"{key} = {shown}, expected {verdicts.expected_text(condition.op, operands, fmt)} ({text})"
+    return f"{key} = {shown}, expected {text}"

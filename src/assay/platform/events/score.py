@@ -27,6 +27,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
+from assay.durations import duration
 from assay.errors import ConfigError
 from assay.platform.events.document import Loaded
 from assay.platform.events.event import EventSpec, events, workspace_contracts
@@ -169,8 +170,8 @@ def _freshness(e: Evidence) -> Dimension:
     grain = e.event.seconds
     share = linear(lag, FRESH_FULL * grain, FRESH_ZERO * grain)
     why = (
-        f"the latest event is {_duration(lag)} old (all points within {_duration(FRESH_FULL * grain)}, "
-        f"none after {_duration(FRESH_ZERO * grain)})"
+        f"the latest event is {duration(max(0.0, lag))} old "
+        f"(all points within {duration(FRESH_FULL * grain)}, none after {duration(FRESH_ZERO * grain)})"
     )
     return Dimension(MAX_POINTS["freshness"] * share, MAX_POINTS["freshness"], why)
 
@@ -207,7 +208,7 @@ def _latency(e: Evidence) -> Dimension:
         return Dimension(0.0, MAX_POINTS["delivery_latency"], why)
     p95 = statistics.median(values)
     share = linear(p95, LATENCY_FULL, LATENCY_ZERO)
-    why = f"p95 latency {_duration(p95)} ({_bounds(_duration(LATENCY_FULL), _duration(LATENCY_ZERO))})"
+    why = f"p95 latency {duration(max(0.0, p95))} ({_bounds(duration(LATENCY_FULL), duration(LATENCY_ZERO))})"
     return Dimension(MAX_POINTS["delivery_latency"] * share, MAX_POINTS["delivery_latency"], why)
 
 
@@ -261,14 +262,6 @@ RULES: dict[str, Callable[[Evidence], Dimension]] = {
 
 def _bounds(full: str, zero: str) -> str:
     return f"all points within {full}, none from {zero}"
-
-
-def _duration(seconds: float) -> str:
-    seconds = max(0.0, seconds)
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size:
-            return f"{seconds / size:.3g} {unit}"
-    return f"{seconds:.3g} s"
 
 
 # --- the score ---------------------------------------------------------------------------------------

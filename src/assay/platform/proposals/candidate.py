@@ -102,6 +102,23 @@ def number(value: float) -> str:
     return f"{value:.10g}"
 
 
+DURATION_UNITS = (("day", 86400), ("hour", 3600), ("minute", 60))
+"""The units a check document's durations are written in (``<= 6 hours``), largest first."""
+
+
+def duration(seconds: float) -> str:
+    """A whole number of minutes as a check document writes it, in the largest exact unit.
+
+    >>> duration(3600), duration(36 * 3600), duration(2 * 86400), duration(5400)
+    ('1 hour', '36 hours', '2 days', '90 minutes')
+    """
+    for unit, size in DURATION_UNITS:
+        if seconds >= size and seconds % size == 0:
+            n = int(seconds // size)
+            return f"{n} {unit}" if n == 1 else f"{n} {unit}s"
+    raise ValueError(f"{seconds} seconds is not a whole number of minutes")
+
+
 def described(statement: str, evidence_line: str) -> str:
     """The ``description`` a proposed expectation carries: what it says and why."""
     return f"Proposed by assay: {statement}; {evidence_line}."

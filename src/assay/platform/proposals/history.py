@@ -11,13 +11,16 @@ problem as normal, nor a load held out of baselines; the backtest reads them all
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from datetime import datetime
+from functools import cached_property
 
 from assay.engine import DataKind
 from assay.platform.checks.document import Document, Profile
+from assay.platform.proposals.clock import Clock
 from assay.store.proposals import StoredLoad
+from assay.store.schedules import TickRecord
 
 KINDS = {
     "boolean": DataKind.BOOLEAN,
@@ -34,9 +37,6 @@ KINDS = {
 decimal; anything else is no kind a proposal is mined for."""
 
 _SAFE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-PLAUSIBLE_ARRIVAL = timedelta(days=2)
-"""A load recorded more than this after its logical day was backfilled: its recorded time is
-not when it arrived."""
 
 
 def kind_of(type_name: str) -> DataKind:
@@ -64,6 +64,7 @@ class History:
     document: Document
     profile: Profile
     min_loads: int = 14
+    ticks: Sequence[TickRecord] = ()  # the store's ticks of the document: its runs' clock
 
     @property
     def mined(self) -> list[StoredLoad]:
@@ -102,43 +103,17 @@ class History:
 
     # --- arrival --------------------------------------------------------------------------------
 
-    def arrival_source(self) -> str:
-        """How a load's arrival time is known: ``recorded`` (every load was profiled within
-        two days of its logical day: the store's time of the load), else ``schedule`` (the
-        profile's first scheduled run after the day ends), else ``end_of_day`` (midnight after
-        the logical day, UTC)."""
-        if all(_end_of_day(x.logical_date) <= x.created_at <= _end_of_day(x.logical_date) + PLAUSIBLE_ARRIVAL
-               for x in self.loads):  # fmt: skip
-            return "recorded"
-        return "schedule" if self.profile.schedule else "end_of_day"
+    @cached_property
+    def clock(self) -> Clock:
+        """When each load is judged in production (:mod:`assay.platform.proposals.clock`)."""
+        return Clock.of(self.profile, self.loads, self.ticks)
 
-    def arrival(self, load: StoredLoad) -> datetime:
-        """When ``load`` arrived (:meth:`arrival_source` says how that is known)."""
-        source = self.arrival_source()
-        if source == "recorded":
-            return load.created_at
-        end = _end_of_day(load.logical_date)
-        if source == "schedule":
-            from zoneinfo import ZoneInfo
-
-            from croniter import croniter
-
-            zone = ZoneInfo(self.profile.timezone)
-            tick: Any = croniter(str(self.profile.schedule), end.astimezone(zone)).get_next(datetime)
-            return tick.astimezone(UTC)  # type: ignore[no-any-return]
-        return end
+    def arrival(self, load: StoredLoad) -> datetime | None:
+        """When ``load`` is judged: its scheduled run (None: no run judges it, or no clock)."""
+        return self.clock.at(load)
 
     def describe_arrival(self) -> str:
-        source = self.arrival_source()
-        if source == "schedule":
-            return f"the profile's schedule ({self.profile.schedule} {self.profile.timezone})"
-        return {"recorded": "the loads' recorded arrival", "end_of_day": "the end of each logical day"}[
-            source
-        ]
-
-
-def _end_of_day(day: date) -> datetime:
-    return datetime.combine(day + timedelta(days=1), time(0), UTC)
+        return self.clock.describe()
 
 
 def metric(load: StoredLoad, column: str, name: str) -> float | None:

@@ -21,11 +21,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from assay.engine import DataKind
 from assay.errors import ConfigError
 from assay.platform.checks.document import Document, Profile, find_document, load_document, read_text
 from assay.platform.checks.edit import edited_text
 from assay.platform.proposals import covered as coverage
 from assay.platform.proposals.candidate import Candidate
+from assay.platform.proposals.clock import end_of_day
 from assay.platform.proposals.history import History
 from assay.platform.proposals.intent import rank
 from assay.platform.proposals.kinds import KINDS, MINERS
@@ -115,8 +117,14 @@ def propose(
             "before the latest (assay profile or assay check run each load)"
         )
         return found
-    history = History(dataset, loads, document, chosen, min_loads)
+    ticks = store.ticks(path.relative_to(root).as_posix())  # named as the scheduler names it
+    history = History(dataset, loads, document, chosen, min_loads, ticks)
     candidates = [c for miner in MINERS for c in miner.mine(history)]
+    if history.clock.source == "none" and history.columns(DataKind.TIMESTAMP):
+        found.notes.append(
+            f"freshness is not proposed: profile '{chosen.id}' has no schedule and its loads were profiled "
+            "long after their days, so nothing says when a check would judge them (add a schedule)"
+        )
     checked = coverage.covered(document)
     fresh = []
     for c in candidates:
@@ -183,8 +191,9 @@ def dry_run(
     history: History, path: Path, candidates: Sequence[Candidate], *, store: Any, workspace: Path
 ) -> int:
     """Run the document with every candidate added, as a dry run on the latest load's date (the
-    clock: its arrival), and give each candidate its ``dry_run`` (outcome and observed value).
-    One run, one query for all; nothing is recorded. Returns the run's queries to the data."""
+    clock: its scheduled run's, else midnight after it), and give each candidate its ``dry_run``
+    (outcome and observed value). One run, one query for all; nothing is recorded. Returns the run's
+    queries to the data."""
     from assay.platform.checks.document import parse_document
     from assay.platform.runs.check import CheckRun
 
@@ -202,7 +211,7 @@ def dry_run(
         document,
         path,
         at=latest.logical_date,
-        now=history.arrival(latest),
+        now=history.arrival(latest) or end_of_day(latest.logical_date),
         store=store,
         workspace=Workspace(workspace),
         only=[c.expectation["id"] for c in valid],

@@ -247,7 +247,12 @@ class Evaluation:
         node = compiled.node
         labels = self.ruleset.effective_labels(node)
         return RuleOutcome(
-            rule_text(node), judgement.outcome, judgement.message, rule_metrics(compiled, values), labels
+            rule_text(node),
+            judgement.outcome,
+            judgement.message,
+            rule_metrics(compiled, values),
+            labels,
+            judgement.expected,
         )
 
     def _analyzer_outcome(

@@ -14,6 +14,7 @@ from fastapi import Depends, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
+from assay.durations import duration
 from assay.web.auth import CSRF_FIELD, Principal, identify, needs, plane_of
 from assay.web.plane import Plane
 
@@ -63,34 +64,9 @@ def _number(value: Any, digits: int = 4) -> str:
     return str(value)
 
 
-def _duration(value: Any) -> str:
-    """An age in seconds as people read one: ``45 s``, ``12 min``, ``9 h 22 min``, ``2 d 3 h``
-    (to the unit below the largest; negative when the newest row is in the future).
-
-    >>> _duration(33726.0), _duration(43200), _duration(-52674), _duration(200000), _duration(None)
-    ('9 h 22 min', '12 h', '-14 h 38 min', '2 d 8 h', '—')
-    >>> _duration(59.6), _duration(3599), _duration(86399)
-    ('1 min', '1 h', '1 d')
-    """
-    if value is None:
-        return "—"
-    seconds = float(value)
-    sign, left = ("-" if seconds < 0 else ""), abs(seconds)
-    if left < 59.5:
-        return f"{sign}{left:.0f} s"
-    minutes = round(left / 60)
-    if minutes < 60:
-        return f"{sign}{minutes} min"
-    if minutes < 24 * 60:
-        whole, rest, unit, label = *divmod(minutes, 60), "h", "min"
-    else:
-        whole, rest, unit, label = *divmod(round(left / 3600), 24), "d", "h"
-    return f"{sign}{whole} {unit}" + (f" {rest} {label}" if rest else "")
-
-
 def _measured(value: Any, unit: str | None = None) -> str:
     """An observed value: a duration when the metric's unit is seconds, else a number."""
-    return _duration(value) if unit == "seconds" else _number(value)
+    return duration(value) if unit == "seconds" else _number(value)
 
 
 def _bound(value: Any, type_name: str) -> str:
