@@ -66,6 +66,23 @@ def assay_profile(path: Path, dataset: str, day: date, workspace: Path) -> tuple
     """``assay profile PATH ... --json`` in this process: its exit code and its alerts."""
     argv = ["assay", "profile", str(path), "--dataset", dataset, "--load-date", day.isoformat()]
     argv += ["--workspace", str(workspace), "--json"]
+    code, output = _cli(argv)
+    if code:
+        return code, []
+    found = json.loads(output)
+    return 0, [(a["kind"], a["column"], a["severity"]) for a in found["alerts"]]
+
+
+def assay_accept(dataset: str, day: date, workspace: Path) -> int:
+    """``assay accept DATASET --load-date DAY --new-normal``: a person takes the load's level as
+    the new normal (what a level shift asks once it is caught)."""
+    argv = ["assay", "accept", dataset, "--load-date", day.isoformat(), "--new-normal"]
+    argv += ["--workspace", str(workspace), "--by", "bench", "--json"]
+    return _cli(argv)[0]
+
+
+def _cli(argv: list[str]) -> tuple[int, str]:
+    """Run the ``assay`` command line in this process: its exit code and its standard output."""
     saved, sys.argv = sys.argv, argv
     output = io.StringIO()
     code: Any = 0
@@ -76,10 +93,7 @@ def assay_profile(path: Path, dataset: str, day: date, workspace: Path) -> tuple
         code = done.code
     finally:
         sys.argv = saved
-    if code:
-        return int(code), []
-    found = json.loads(output.getvalue())
-    return 0, [(a["kind"], a["column"], a["severity"]) for a in found["alerts"]]
+    return int(code or 0), output.getvalue()
 
 
 @dataclass
@@ -232,6 +246,8 @@ def plant(
         code, alerts = assay_profile(path, dataset.name, day, workspace)
         errors += bool(code) and j == 0
         hits.append(bool(code) or any(accept(kind, column) for kind, column, _ in alerts))
+        if fault.accepted and hits[-1] and hits.count(True) == 1:  # caught: a person accepts it
+            errors += bool(assay_accept(dataset.name, day, workspace))
     _count(tallies["assay"], hits)
     tallies["assay"].errors += errors
     # the peers: the same loads' metrics, from each peer's state before load k

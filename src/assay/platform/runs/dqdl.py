@@ -252,7 +252,7 @@ class Evaluation:
             judgement.message,
             rule_metrics(compiled, values),
             labels,
-            judgement.expected,
+            expected=judgement.expected,
         )
 
     def _analyzer_outcome(
