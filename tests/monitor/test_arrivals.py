@@ -1,8 +1,8 @@
 """What arrives, on real files (issue 30): timestamps an hour late, and yesterday's file again.
 
-Twenty-five days of ``nycflights13::weather`` written as CSV files (``time_hour`` is ISO text, as a
+Twelve days of ``nycflights13::weather`` written as CSV files (``time_hour`` is ISO text, as a
 CSV carries it) and of ``nycflights13::flights`` as Parquet files (``time_hour`` a timestamp),
-each profiled by path into a file-backed store. Day 26 is then profiled several times, once per
+each profiled by path into a file-backed store. Day 13 is then profiled several times, once per
 fault (profiling a date again replaces its profile, and a load is judged only against the loads
 before its date, so the faults do not see each other).
 """
@@ -24,7 +24,7 @@ from assay.platform import flows
 from assay.store import MetricStore
 from monitor.realdata import daily_loads, weather_daily
 
-DAYS = 25  # clean loads before the faulty day: past the range band's 10 loads of history
+DAYS = 12  # clean loads before the faulty day: past the range bands' 10 loads of history
 
 
 @dataclass

@@ -163,15 +163,15 @@ def measure(
     ``history``, what earlier loads taught is used: the columns that were categories, which
     columns to count exactly, and which of today's categories are floods."""
     table = register(engine, "__load", data, read)
-    # A column profiled as categorical before stays so, if today's load is not mostly new
-    # values: a small load must not hide a new value because it has few rows per value. Only
-    # while it is text or boolean: a number is a category only when the configuration says so
-    # (a number column read as text for one load, "3.5 ", is not a category of numbers after).
     text = {c.name for c in table.columns if c.kind in (DataKind.STRING, DataKind.BOOLEAN)}
     text -= {*config.categorical, *config.not_categorical}
     # Numbers and dates are counted exactly while their last load's count was within the cap;
     # column pairs are counted while the last load left their order open (counted_pairs).
     previous = history.previous_metrics() if history else {}
+    # A column profiled as categorical before stays so, if today's load is not mostly new
+    # values: a small load must not hide a new value because it has few rows per value. Only
+    # while it is text or boolean: a number is a category only when the configuration says so
+    # (a number column read as text for one load, "3.5 ", is not a category of numbers after).
     # A column tried as a panel whose values did not recur (ids: two loads of them) is not
     # sticky: it goes back to being counted by its size, and estimated beyond the cap.
     sticky = (

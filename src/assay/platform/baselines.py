@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from typing import Any
 
@@ -196,8 +196,6 @@ def _new_normal(
 
 
 def _decided(marks: Sequence[Mark], by: str, now: datetime, note: str | None) -> list[Mark]:
-    from dataclasses import replace
-
     return [replace(m, state="accepted", decided_by=by, decided_at=now, note=note) for m in marks]
 
 

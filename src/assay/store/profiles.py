@@ -203,7 +203,16 @@ class ProfileRecords:
         self: _Store, load_ids: Sequence[int], columns: Sequence[str]
     ) -> dict[int, dict[str, dict[str, int]]]:
         """The value counts several loads kept for ``columns``: load id → {column: {value: count}}
-        (a column a load kept no values of is absent from its entry)."""
+        (a column a load kept no values of is absent from its entry).
+
+        >>> from datetime import UTC
+        >>> from assay.store import MetricStore
+        >>> with MetricStore.open("sqlite://") as store:
+        ...     load = store.create_load("t", logical_time=datetime(2024, 5, 1, tzinfo=UTC))
+        ...     store.save_profile(load, [("venue", "string")], {"venue": {"XLON": 3}})
+        ...     store.load_values([load], ["venue", "side"]) == {load: {"venue": {"XLON": 3}}}
+        True
+        """
         found: dict[int, dict[str, dict[str, int]]] = {load: {} for load in load_ids}
         if not load_ids or not columns:
             return found

@@ -328,7 +328,7 @@ def offset_band(
 
     >>> offset_band([0.0] * 10, resolution=60.0)
     (-60.0, 60.0)
-    >>> offset_band([18000.0, 21600.0] * 5, resolution=60.0)
+    >>> offset_band([18000.0] * 9 + [21600.0], resolution=60.0)  # one day began an hour late
     (14400.0, 25200.0)
     """
     known = [v for v in offsets if v is not None]

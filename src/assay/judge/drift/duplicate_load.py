@@ -4,9 +4,11 @@ load's date.
 
 "The same content" is read from the profile, not from the bytes, so that a file re-written (the
 same rows as Parquet instead of CSV, another compression, quoted differently) is still the same:
-the same row count and number of columns, and every metric the profile measures of every column
-(its null, blank and distinct counts, its minimum and maximum, the counted column pairs) equal,
-to a relative 1e-9 (a number read from text and from Parquet may differ in the last bit). A
+the same columns and row count, and every metric both profiles measure of every column (its
+null, blank and distinct counts, its minimum and maximum, the counted column pairs) equal, to a
+relative 1e-9 (a number read from text and from Parquet may differ in the last bit). A metric
+only one profile has comes from a type read differently (CSV text read as a timestamp, kept as
+text in Parquet; an all-null column) and is left aside. A
 byte-identical file (the same ``assay.lake.checksum``) has the same profile, so it is the same
 content too. A dataset that repeats itself (two loads of the window with the same content: a
 reference table that seldom changes) is not judged: repeating is its normal. An empty load is
@@ -51,12 +53,14 @@ class DuplicateLoad:
 
 
 def _same(today: Mapping[tuple[str, str, str], float | None], earlier: Metrics) -> bool:
-    """Whether every metric of today's profile is the earlier load's (the column count among
-    them: a load with more columns is not the same content)."""
-    for key, value in today.items():
-        if key not in earlier:
-            return False
-        other = earlier[key]
+    """Whether two loads' profiles are the same content: the same columns (each has a null
+    count), and every metric both hold equal. A metric only one holds is a type read
+    differently (a timestamp kept as text in Parquet has no minimum; a column with no value has
+    no type): it says nothing either way."""
+    if {k for k in today if k[2] == "NullCount"} != {k for k in earlier if k[2] == "NullCount"}:
+        return False
+    for key in today.keys() & earlier.keys():
+        value, other = today[key], earlier[key]
         if value is None or other is None:
             if value is not other:
                 return False
