@@ -70,7 +70,15 @@ def test_the_drift_judgements_are_pure() -> None:
 def test_one_small_class_per_judgement_in_one_table() -> None:
     from assay.judge.drift import JUDGEMENTS
 
-    assert [j.kind for j in JUDGEMENTS] == ["schema", "volume", "null_rate", "range", "new_value"]
+    assert [j.kind for j in JUDGEMENTS] == [
+        "schema",
+        "volume",
+        "null_rate",
+        "range",
+        "new_value",
+        "shape",
+        "swap",
+    ]
     assert all(j.statement and "\n" not in j.statement for j in JUDGEMENTS)
 
 
