@@ -17,8 +17,9 @@ has seven of them. The standard deviation alerts alone; a location (mean, quanti
 second location is out too, as severe as the second (:func:`verdict`). A column with no spread
 today that had one in every load of the window is a hard alert (constant). A column with no
 spread in most loads (rain: none on dry days) is not judged, nor one with fewer than
-:data:`MIN_VALUES` values today. Two columns that exchanged their values are one ``swap`` alert
-instead (:mod:`assay.judge.drift.numeric_swap`).
+:data:`MIN_VALUES` values today, nor a quantile held at one value in most loads (pinned). Two
+columns that exchanged their values are one ``swap`` alert instead
+(:mod:`assay.judge.drift.numeric_swap`).
 """
 
 from __future__ import annotations
@@ -118,6 +119,12 @@ def shape_bands(
             error = 1 / math.sqrt(2 * max(1, count - 1))
             spread = _contain(logs, max(math.hypot(_mad(logs), error), LOG_FLOOR), sensitivity)
             bands[metric] = ShapeBand(metric, statistics.median(logs), spread, True, sensitivity)
+            continue
+        if metric != "Mean" and _mad(values) == 0:
+            # Pinned: most loads hold this quantile at one value (no rain, visibility at its cap,
+            # the longest route). Its move is news of an event in the column (the first rain in
+            # weeks), not of its shape; the mean, the spread and the range see a column whose
+            # every value moved.
             continue
         floor = (MEAN_FLOOR if metric == "Mean" else QUANTILE_FLOOR) * usual
         error = sampling * _ERROR.get(metric, 1.0)
