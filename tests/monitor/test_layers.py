@@ -76,8 +76,11 @@ def test_one_small_class_per_judgement_in_one_table() -> None:
         "null_rate",
         "range",
         "new_value",
+        "shape",
+        "swap",
         "swap",
         "vanished_value",
+        "duplicate_load",
     ]
     assert all(j.statement and "\n" not in j.statement for j in JUDGEMENTS)
 

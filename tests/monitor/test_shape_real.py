@@ -1,5 +1,5 @@
 """Shapes on real files: ``nycflights13::weather`` cut into daily CSV files (``realdata.py``),
-profiled with ``assay profile`` as a user runs it. After thirteen clean January days, the 14th
+profiled with ``assay profile`` as a user runs it. After sixteen clean January days, the 17th
 arrives once with ``temp`` and ``dewp`` exchanged, and once (the file sent again, corrected the
 wrong way) with ``temp`` divided by 1,000. Neither moves a column outside its range band (the
 dew point is inside the temperature's range, and 0.04 is inside a winter's temperatures widened by
@@ -20,7 +20,7 @@ from _invoke import completed
 from monitor.realdata import weather_daily
 from test_cli import run
 
-CLEAN = 13
+CLEAN = 16
 
 
 @pytest.fixture(scope="module")
@@ -92,5 +92,5 @@ def test_history_shows_the_mean_beside_its_shape_band(
     points = [p for p in json.loads(out)["points"] if p["load_date"] < workspace[1]]
     assert len(points) == CLEAN
     banded = [p for p in points if p["low"] is not None]
-    assert len(banded) == CLEAN - 10  # a shape band needs 10 earlier loads
+    assert len(banded) == CLEAN - 15  # a shape band needs 15 earlier loads
     assert all(p["low"] <= p["value"] <= p["high"] for p in banded)

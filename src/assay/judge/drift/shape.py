@@ -1,5 +1,5 @@
 """Shape: a number column's mean, standard deviation and quantiles against the bands of
-:mod:`assay.judge.drift.shape_band`: soft beyond 7 robust spreads, hard beyond 14, hard when a
+:mod:`assay.judge.drift.shape_band`: soft beyond 6 robust spreads, hard beyond 12, hard when a
 column that always varied turns constant. A column that exchanged its values with another is
 one ``swap`` alert instead (:mod:`assay.judge.drift.numeric_swap`), not a shape alert."""
 
@@ -15,7 +15,7 @@ class Shape:
     kind = "shape"
     statement = (
         "a number's mean, standard deviation and quantiles stay within their bands: "
-        "soft beyond 7 robust spreads, hard beyond 14, hard when it turns constant"
+        "soft beyond 6 robust spreads, hard beyond 12, hard when it turns constant"
     )
     per_column = True
 

@@ -10,13 +10,16 @@ estimate (the mean's ``sd / sqrt(n)``; a quantile's ``sqrt(q(1-q)) / phi(z_q) x 
 never narrower than a fifth of the column's usual standard deviation for a quantile (a quantile
 of whole numbers or of a few routes jumps between values) and a tenth for the mean. The standard
 deviation is judged as its logarithm (a ratio: /1000 and x1.5 alike), never tighter than a
-factor of 1.1. Every band holds the window's own loads (:func:`_contain`). A metric is a soft
-alert beyond :data:`SHAPE_SOFT` spreads and a hard one beyond :data:`SHAPE_HARD`: far out,
-because real days move these (fog, a storm, a warm spell; ``docs/detection.md`` measures it),
-and one column has seven of them. A column with no spread today that had one in every load of
-the window is a hard alert (constant). A column with no spread in most loads (rain: none on
-dry days) is not judged, nor one with fewer than :data:`MIN_VALUES` values today. Two columns
-that exchanged their values are one ``swap`` alert instead (:mod:`assay.judge.drift.numeric_swap`).
+factor of 1.1. Every band holds the window's own loads (:func:`_contain`). A metric is out
+beyond :data:`SHAPE_SOFT` spreads (soft) or :data:`SHAPE_HARD` (hard): far out, because real
+days move these (fog, a storm, a warm spell; ``docs/detection.md`` measures it), and one column
+has seven of them. The standard deviation alerts alone; a location (mean, quantile) only when a
+second location is out too, as severe as the second (:func:`verdict`). A column with no spread
+today that had one in every load of the window is a hard alert (constant). A column with no
+spread in most loads (rain: none on dry days) is not judged, nor one with fewer than
+:data:`MIN_VALUES` values today, nor a quantile held at one value in most loads (pinned). Two
+columns that exchanged their values are one ``swap`` alert instead
+(:mod:`assay.judge.drift.numeric_swap`).
 """
 
 from __future__ import annotations
@@ -31,9 +34,9 @@ from assay.judge.drift.case import Case
 from assay.measure.profile import ColumnProfile
 from assay.measure.shape import QUANTILE_NAMES, QUANTILES
 
-SHAPE_SOFT = 7.0
-SHAPE_HARD = 14.0
-MIN_SHAPE_HISTORY = 10  # loads before a shape band exists, as for the range
+SHAPE_SOFT = 6.0
+SHAPE_HARD = 12.0
+MIN_SHAPE_HISTORY = 15  # loads before a shape band exists: a shape varies more than a count
 MIN_VALUES = 10  # values today before a shape is judged: the spread of three gusts says little
 QUANTILE_FLOOR = 0.2  # of the usual standard deviation: the narrowest a quantile's spread gets
 MEAN_FLOOR = 0.1  # and a mean's: a move of a tenth of a deviation is no news in any column
@@ -117,6 +120,12 @@ def shape_bands(
             spread = _contain(logs, max(math.hypot(_mad(logs), error), LOG_FLOOR), sensitivity)
             bands[metric] = ShapeBand(metric, statistics.median(logs), spread, True, sensitivity)
             continue
+        if metric != "Mean" and _mad(values) == 0:
+            # Pinned: most loads hold this quantile at one value (no rain, visibility at its cap,
+            # the longest route). Its move is news of an event in the column (the first rain in
+            # weeks), not of its shape; the mean, the spread and the range see a column whose
+            # every value moved.
+            continue
         floor = (MEAN_FLOOR if metric == "Mean" else QUANTILE_FLOOR) * usual
         error = sampling * _ERROR.get(metric, 1.0)
         spread = _contain(values, max(math.hypot(_mad(values), error), floor), sensitivity)
@@ -186,10 +195,26 @@ def verdict(today: Mapping[str, float], bands: Mapping[str, ShapeBand], usual_sp
     if deviation == 0 and usual_spread and "StandardDeviation" in bands:
         band = bands["StandardDeviation"]
         return Verdict("StandardDeviation", 0.0, band, "hard", today, bands, constant=True)
-    judged = [(m, today[m], bands[m]) for m in METRICS if m in today and m in bands]
+    judged = sorted(
+        ((m, today[m], bands[m]) for m in METRICS if m in today and m in bands),
+        key=lambda item: item[2].distance(item[1]),
+        reverse=True,
+    )
     if not judged:
         return None
-    metric, value, band = max(judged, key=lambda item: item[2].distance(item[1]))
+    metric, value, band = judged[0]
+    # A location (the mean, a quantile) alerts when a second one agrees: one quantile alone
+    # moves on real days (a wind direction turning past north, the first rain in weeks), a unit
+    # change, a shift or a flood moves several. The spread alerts alone: it is a ratio.
+    if metric != "StandardDeviation":
+        second = next((item for item in judged[1:] if item[0] != "StandardDeviation"), None)
+        spread = bands.get("StandardDeviation")
+        candidates = [second] if second is not None else []
+        if spread is not None and "StandardDeviation" in today:
+            candidates.append(("StandardDeviation", today["StandardDeviation"], spread))
+        worst = max(candidates, key=lambda item: item[2].distance(item[1]), default=None)
+        severity = None if worst is None else worst[2].severity(worst[1])
+        return Verdict(metric, value, band, severity, today, bands)
     return Verdict(metric, value, band, band.severity(value), today, bands)
 
 
