@@ -45,6 +45,11 @@ class History:
         """The columns an earlier load profiled as categories."""
         return set(self.store.categorical_columns(self.dataset))
 
+    def latest(self) -> date | None:
+        """The logical date of the latest earlier load (None: no earlier load)."""
+        earlier = self.store.window(self.dataset, self.load_date)
+        return earlier[0].logical_date if earlier else None
+
     def previous_metrics(self) -> Metrics:
         """The stored metrics of the latest earlier load (none: empty)."""
         earlier = self.store.window(self.dataset, self.load_date)

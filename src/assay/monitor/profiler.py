@@ -174,17 +174,17 @@ def measure(
     # (a number column read as text for one load, "3.5 ", is not a category of numbers after).
     # A column tried as a panel whose values did not recur (ids: two loads of them) is not
     # sticky: it goes back to being counted by its size, and estimated beyond the cap.
-    sticky = (
-        sorted(c for c in text & history.categorical() if not _failed(history, c, previous))
-        if history
-        else []
+    tried = history.categorical() if history else set()
+    latest = history.latest() if history else None
+    sticky = sorted(
+        c for c in text & tried if not (history and latest and _failed(history.value_set(c), latest))
     )
     # A text column counted within the cap in the previous load may be a panel's dimension (46
     # cities, one row each a month): no value repeats inside a load, so the scan alone would
     # never keep its values. Its values are kept, and whether they recur across loads decides
     # after the scan (_categories): the few loads it takes teach, a set that does not recur is
     # dropped. It costs nothing more: a column within the cap is counted exactly anyway.
-    panels = sorted((text - set(sticky)) & _within_cap(previous))
+    panels = sorted((text - tried) & _within_cap(previous))
     exact = exact_columns(
         table.columns,
         distinct_counts(previous) if history else None,
@@ -450,9 +450,12 @@ def _recurs(known: Mapping[str, tuple[date | None, date | None]]) -> bool | None
     return again >= PANEL_RECURRENCE * len(known)
 
 
-def _failed(history: History, column: str, previous: Metrics) -> bool:
-    """Whether ``column`` was tried as a panel's dimension and its values do not recur."""
-    return _panel(column, previous) and _recurs(history.value_set(column)) is False
+def _failed(known: Mapping[str, tuple[date | None, date | None]], latest: date) -> bool:
+    """Whether a column's values (``known``) do not recur and the latest earlier load (of date
+    ``latest``) did not keep them: an id tried as a panel's dimension. A category whose values
+    the latest load kept is judged by :func:`_categories` again."""
+    dates = [last for _, last in known.values() if last is not None]
+    return _recurs(known) is False and max(dates) < latest
 
 
 def _panel(column: str, metrics: Metrics) -> bool:
