@@ -11,14 +11,17 @@ only one profile has comes from a type read differently (CSV text read as a time
 text in Parquet; an all-null column) and is left aside. A
 byte-identical file (the same ``assay.lake.checksum``) has the same profile, so it is the same
 content too. A dataset that repeats itself (two loads of the window with the same content: a
-reference table that seldom changes) is not judged: repeating is its normal. An empty load is
-the volume judgement's."""
+reference table that seldom changes) is not judged: repeating is its normal; so that this is
+known, a load is judged once the window holds ``MIN_HISTORY`` (5) loads. A profile with no
+minimum or maximum (text columns only) sees only counts, which two different loads share
+easily: it is not judged either. An empty load is the volume judgement's."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
 
+from assay.judge.drift.bands import MIN_HISTORY
 from assay.judge.drift.case import Case, Finding
 from assay.measure.profile import ColumnProfile, Metrics
 
@@ -35,6 +38,10 @@ class DuplicateLoad:
             return []
         today = case.measured
         loads = [load for load in case.past.loads if load.id in case.past.metrics]
+        if len(loads) < MIN_HISTORY or not any(
+            name in ("Minimum", "Maximum") and value is not None for (_, _, name), value in today.items()
+        ):
+            return []
         same = [load for load in loads if _same(today, case.past.metrics[load.id])]
         if not same:
             return []
