@@ -196,7 +196,9 @@ def test_an_undecided_value_gathers_its_rows_without_alerting_again(timeline: Ti
 def test_profiling_a_date_again_replaces_its_profile(timeline: Timeline) -> None:
     again = timeline.reprofiled
     assert again is not None and again.replaced == 1
-    assert null_alerts(again, NEVER_NULL) == [] and again.history == 20
+    # the window's 20 loads, and the earlier loads read for columns held out of them (03-01's
+    # planted nulls among them: the resent file is judged without that fault)
+    assert null_alerts(again, NEVER_NULL) == [] and again.history == 22
     loads = timeline.store.window(DATASET, date.max)
     dates = [load.logical_date for load in loads]
     assert len(dates) == len(set(dates)) == len(timeline.results) == 67
