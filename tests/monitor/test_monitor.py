@@ -262,12 +262,13 @@ def test_one_incident_does_not_widen_the_band_for_the_next_loads(store: MetricSt
     assert ("null_rate", "fill", "hard") in run(store, trades(1000, seed=12, nulls=0.12), 12)
     # a smaller fault a few days later is still caught: the incident is left out of the estimates
     assert ("null_rate", "fill", "hard") in run(store, trades(1000, seed=13, nulls=0.07), 13)
-    # two incidents in a window of 20 are left out (one in ten at most), and the message says so
+    # the two incidents are held out of the window until a person accepts them (there is no
+    # earlier load to read instead), and the message counts the loads the band read
     for i in range(14, 21):
         run(store, trades(1000, seed=i, nulls=0.03), i)
     points = history(store, "trades", column="fill")
     assert points[-1].high is not None and points[-1].high < 0.06
-    assert "20 of 20 loads had missing values, 2 left out as past incidents" in (points[-1].message or "")
+    assert "18 of 18 loads had missing values)" in (points[-1].message or "")
 
 
 def test_the_conditioned_band_leaves_out_past_incidents_too() -> None:

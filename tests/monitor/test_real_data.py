@@ -131,7 +131,8 @@ def test_two_percent_nulls_in_a_never_null_column_is_a_hard_alert_that_day(timel
     assert alert.observed == pytest.approx(19 / rows)
     assert alert.expected == (0.0, 0.0)
     assert "19 nulls" in alert.message
-    assert result.history == 20
+    # the window's 20 loads, and the earlier load read for a column held out of one of them
+    assert result.history == 21
     before = [r for day, r in timeline.results.items() if day < NULL_DAY]
     assert [r.load_date for r in before if null_alerts(r, [NULLED])] == []
     assert new_values(result, "carrier") == []
@@ -195,7 +196,9 @@ def test_an_undecided_value_gathers_its_rows_without_alerting_again(timeline: Ti
 def test_profiling_a_date_again_replaces_its_profile(timeline: Timeline) -> None:
     again = timeline.reprofiled
     assert again is not None and again.replaced == 1
-    assert null_alerts(again, NEVER_NULL) == [] and again.history == 20
+    # the window's 20 loads, and the earlier loads read for columns held out of them (03-01's
+    # planted nulls among them: the resent file is judged without that fault)
+    assert null_alerts(again, NEVER_NULL) == [] and again.history == 22
     loads = timeline.store.window(DATASET, date.max)
     dates = [load.logical_date for load in loads]
     assert len(dates) == len(set(dates)) == len(timeline.results) == 67
