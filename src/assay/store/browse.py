@@ -305,8 +305,9 @@ class BrowseRecords:
 
     def latest_profile(self: _Store, dataset: str) -> dict[str, Any] | None:
         """The latest current load of ``dataset`` that the drift monitor profiled (it has a
-        stored schema): ``{load_id, logical_date, row_count, columns: [(name, type)], metrics:
-        {(entity, instance, name): value}, judgements: [row]}``; None when there is none."""
+        stored schema; else the latest a check run profiled): ``{load_id, logical_date,
+        row_count, columns: [(name, type)], metrics: {(entity, instance, name): value},
+        judgements: [row]}``; None when there is none."""
         loads, datasets, columns = schema.loads, schema.datasets, schema.load_columns
         with self._transaction() as connection:
             load = connection.execute(
@@ -317,7 +318,13 @@ class BrowseRecords:
                     loads.c.status == "current",
                     sa.exists().where(columns.c.load_id == loads.c.id),
                 )
-                .order_by(loads.c.logical_time.desc(), loads.c.id.desc())
+                # the drift monitor's loads first (partition ""); a check run's profile of its
+                # slice (partition: the profile's id) shows only for a dataset with none
+                .order_by(
+                    sa.case((loads.c.partition == "", 0), else_=1),
+                    loads.c.logical_time.desc(),
+                    loads.c.id.desc(),
+                )
                 .limit(1)
             ).first()
             if load is None:

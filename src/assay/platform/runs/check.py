@@ -31,6 +31,7 @@ from assay.lake.readers import Registered
 from assay.lang.dqdl import ast
 from assay.measure import ScanPlan
 from assay.measure.profile import counted_pairs, exact_columns, is_small
+from assay.monitor import DatasetConfig
 from assay.monitor.history import distinct_counts
 from assay.platform.baselines import check_holds, rule_keys
 from assay.platform.checks.document import Document, Profile
@@ -372,9 +373,11 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
         for pid, load in loads.items():
             columns = self.measured[pid].columns
             if columns is not None:  # its schema and value counts, as assay profile keeps a load's
-                store.save_profile(
-                    load, columns.schema, {c.name: c.values for c in columns.columns if c.values is not None}
-                )
+                never = set(DatasetConfig.model_validate(self.document.monitor or {}).not_categorical)
+                values = {
+                    c.name: c.values for c in columns.columns if c.values is not None and c.name not in never
+                }
+                store.save_profile(load, columns.schema, values)
             store.supersede(self.dataset, self.at.date(), partition=pid, keep=load)
         store.save_check_outcomes(run_id, self.dataset, self.at, result.outcomes)
         for pid, load in loads.items():  # what failed stays out of later baselines
