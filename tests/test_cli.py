@@ -419,6 +419,7 @@ JSON_RUNS: dict[str, str] = {
     "decisions accept": "{decision} --by ana --workspace {ws} --json",
     "decisions reject": "{decision} --by ana --workspace {ws} --json",
     "history": "vendor_trades --column settle_ccy --workspace {ws} --json",
+    "accept": "vendor_trades --load-date 2026-11-12 --by ana --workspace {ws} --json",
     "recover": "--workspace {ws} --json",
     "demo": "--workspace {tmp}/demo --json",
     "check validate": "{ws}/checks/trades.yaml --json",

@@ -70,6 +70,8 @@ class History:
         the values seen before and the decisions on them: what the drift judgements read."""
         loads = self.store.window(self.dataset, self.load_date)
         chosen, metrics = self._clean(loads, window)
+        recent = [loads[i] for i in window.select([load.logical_date for load in loads], self.load_date)]
+        arrived = self.store.load_metrics([load.id for load in recent])
         schema = self.store.load_schema(loads[0].id) if loads else None
         if schema is not None:  # a column with no value in the last load: its last known type
             unknown = [name for name, kind in schema if kind == UNKNOWN]
@@ -84,6 +86,7 @@ class History:
             status={c: self.store.decision_status(self.dataset, c) for c in columns},
             earlier=bool(loads),
             counts=self.store.load_values([load.id for load in chosen], columns),
+            delivered=[(load, arrived[load.id]) for load in recent],
         )
 
     def _clean(self, loads: list[LoadInfo], window: Window) -> tuple[list[LoadInfo], dict[int, Metrics]]:

@@ -43,12 +43,14 @@ class CheckRecords:
         entities: Collection[str] = ("Dataset", "Group"),
         limit: int | None = None,
         loads: int | None = None,
+        baseline: bool = True,
     ) -> Series:
         """Every stored value of the metrics ``names`` of ``dataset``'s ``partition`` on current
         loads strictly before ``before`` that no mark keeps out of baselines
-        (:mod:`assay.store.baselines`), in ONE store query, grouped by metric and instance,
-        most recent first (``limit`` values each at most; only from the ``loads`` most recent
-        loads, when given: a judgement that reads 7 values never reads a year).
+        (:mod:`assay.store.baselines`; every current load with ``baseline=False``), in ONE store
+        query, grouped by metric and instance, most recent first (``limit`` values each at most;
+        only from the ``loads`` most recent loads, when given: a judgement that reads 7 values
+        never reads a year).
 
         >>> from datetime import UTC
         >>> from assay.store import MetricKey, MetricStore
@@ -78,7 +80,9 @@ class CheckRecords:
                 schema.datasets.c.name == dataset,
                 loads_table.c.partition == partition,
                 loads_table.c.status == "current",
-                kept(loads_table.c.id, metrics.c.entity, metrics.c.instance, metrics.c.name),
+                kept(loads_table.c.id, metrics.c.entity, metrics.c.instance, metrics.c.name)
+                if baseline
+                else sa.true(),
                 loads_table.c.logical_time < before,
                 metrics.c.name.in_(sorted(names)),
                 metrics.c.entity.in_(sorted(entities)),
@@ -95,7 +99,7 @@ class CheckRecords:
                         schema.datasets.c.name == dataset,
                         loads_table.c.partition == partition,
                         loads_table.c.status == "current",
-                        whole_load_kept(loads_table.c.id),
+                        whole_load_kept(loads_table.c.id) if baseline else sa.true(),
                         loads_table.c.logical_time < before,
                     )
                     .order_by(loads_table.c.logical_time.desc(), loads_table.c.id.desc())

@@ -37,7 +37,9 @@ class Past:
     the latest earlier load's columns with their last known types (None: no earlier load);
     ``seen`` and ``status``, per categorical column, every value an earlier load held and the
     decisions taken on values; ``earlier`` whether any earlier load exists at all; ``counts``,
-    per load of the window, the value counts it kept of each categorical column."""
+    per load of the window, the value counts it kept of each categorical column; ``delivered``,
+    the window's loads as they arrived (most recent first, with every metric, held or not: a
+    file sent again is the same as the load it repeats, whether that load alerted or not)."""
 
     loads: Sequence[LoadInfo] = ()
     metrics: Mapping[int, Metrics] = field(default_factory=dict)
@@ -46,6 +48,7 @@ class Past:
     status: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     earlier: bool = False
     counts: Mapping[int, Mapping[str, Mapping[str, int]]] = field(default_factory=dict)
+    delivered: Sequence[tuple[LoadInfo, Metrics]] = ()
 
 
 def _always(kind: str, column: str | None = None) -> bool:

@@ -37,16 +37,17 @@ class DuplicateLoad:
         if not case.settings.enabled(self.kind, None) or case.today.profile.rows == 0:
             return []
         today = case.measured
-        loads = [load for load in case.past.loads if load.id in case.past.metrics]
-        if len(loads) < MIN_HISTORY or not any(
+        # the loads as they arrived: a held column is still what the file held
+        delivered = list(case.past.delivered)
+        if len(delivered) < MIN_HISTORY or not any(
             name in ("Minimum", "Maximum") and value is not None for (_, _, name), value in today.items()
         ):
             return []
-        same = [load for load in loads if _same(today, case.past.metrics[load.id])]
+        same = [load for load, held in delivered if _same(today, held)]
         if not same:
             return []
         earlier = same[0]  # the window is most recent first
-        metrics = [case.past.metrics[load.id] for load in loads]
+        metrics = [held for _, held in delivered]
         if any(_same(a, b) for i, a in enumerate(metrics) for b in metrics[i + 1 :]):
             return []
         when = earlier.logical_date or earlier.logical_time.date()
