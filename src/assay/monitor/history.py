@@ -69,9 +69,9 @@ class History:
         """The window of earlier loads, their metrics and schema, and for each of ``categories``
         the values seen before and the decisions on them: what the drift judgements read."""
         loads = self.store.window(self.dataset, self.load_date)
-        chosen, metrics = self._clean(loads, window)
         recent = [loads[i] for i in window.select([load.logical_date for load in loads], self.load_date)]
-        arrived = self.store.load_metrics([load.id for load in recent])
+        arrived: dict[int, Metrics] = dict(self.store.load_metrics([load.id for load in recent]))
+        chosen, metrics = self._clean(loads, window, recent, arrived)
         schema = self.store.load_schema(loads[0].id) if loads else None
         if schema is not None:  # a column with no value in the last load: its last known type
             unknown = [name for name, kind in schema if kind == UNKNOWN]
@@ -89,7 +89,9 @@ class History:
             delivered=[(load, arrived[load.id]) for load in recent],
         )
 
-    def _clean(self, loads: list[LoadInfo], window: Window) -> tuple[list[LoadInfo], dict[int, Metrics]]:
+    def _clean(
+        self, loads: list[LoadInfo], window: Window, recent: list[LoadInfo], arrived: dict[int, Metrics]
+    ) -> tuple[list[LoadInfo], dict[int, Metrics]]:
         """The window's loads and their metrics, without what raised a failure and no person has
         accepted (:mod:`assay.store.baselines`): a load held out whole leaves the window, and a
         column (or the load's own counts) held out of a load is read from the next earlier load
@@ -104,9 +106,8 @@ class History:
         learn. Loads a person left out stay out, however many."""
         dates = [load.logical_date for load in loads]
         marks = self.store.out_of_baselines([load.id for load in loads])
-        if not marks:
-            chosen = [loads[i] for i in window.select(dates, self.load_date)]
-            return chosen, dict(self.store.load_metrics([load.id for load in chosen]))
+        if not marks:  # the window as it arrived (``recent``, whose metrics are ``arrived``)
+            return recent, arrived
         reach = [  # every load the window could read, in its order
             i
             for i in replace(window, size=len(loads)).select(dates, self.load_date)
@@ -128,7 +129,8 @@ class History:
             load: [p for s, p in found if not (s == "held" and (load, p[:2]) in usual)]
             for load, found in marks.items()
         }
-        metrics = dict(self.store.load_metrics([loads[i].id for i in base]))
+        unread = [loads[i].id for i in base if loads[i].id not in arrived]  # beyond a held load
+        metrics = {**arrived, **self.store.load_metrics(unread)} if unread else arrived
         kept: dict[int, Metrics] = {}
         short: dict[tuple[str, str], int] = {}  # a scope's loads held out of the window
         for i in base:
