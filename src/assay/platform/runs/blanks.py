@@ -32,6 +32,7 @@ from sqlglot import exp
 
 from assay.engine import DataKind
 from assay.engine.base import as_text
+from assay.engine.cells import NULL_TOKENS
 from assay.lake.readers import Registered
 from assay.lang.dqdl import ast
 from assay.measure import Aggregate, Measurements, ScanPlan
@@ -39,8 +40,15 @@ from assay.measure.kinds import blank
 from assay.measure.requests import count_if
 
 COMPLETENESS_RULES = ("IsComplete", "Completeness", "IsPrimaryKey")
-NA_LIKE = ("NA", "N/A", "NULL", "None", "NaN")
-"""Text that stands for a missing value; compared trimmed and in upper case."""
+_SPELLINGS = (*NULL_TOKENS, "None", "NaN")
+NA_LIKE = tuple(t for i, t in enumerate(_SPELLINGS) if t.upper() not in {s.upper() for s in _SPELLINGS[:i]})
+"""Text that stands for a missing value: the tokens a CSV reader takes as NULL in a number or
+date column (:data:`assay.engine.cells.NULL_TOKENS`), and Python's and pandas' ``None`` and
+``NaN``; compared trimmed and in upper case.
+
+>>> NA_LIKE
+('NA', 'N/A', 'NULL', 'None', 'NaN')
+"""
 
 
 def _na_like(value: exp.Expr) -> exp.Expr:
