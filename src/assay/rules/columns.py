@@ -1,6 +1,9 @@
 """Rules over whole columns: completeness, uniqueness, distinct values, statistics, correlation.
 
-Each function compiles one DQDL rule type (DQDL.md §6) into a :class:`LeafPlan`.
+Each function compiles one DQDL rule type (DQDL.md §6) into a :class:`LeafPlan`. A rule whose
+metric is a per-column kind (a null count, a mean, a distinct count ...) asks the scan for that
+kind's aggregate (:data:`assay.measure.kinds.KINDS`), so that it and a check document's metric
+of the same column are one measurement, written once and measured once.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from sqlglot import exp
 from assay.engine import Column
 from assay.lang.dqdl import ast
 from assay.measure import Aggregate, Frequencies, FrequencyAggregate, Measurements
+from assay.measure.kinds import KINDS, within
 from assay.measure.requests import count_star, filtered, n_column
 from assay.rules.plan import (
     ROW_SOURCE,
@@ -42,10 +46,17 @@ def _columns(rule: ast.Rule, ctx: Context) -> list[Column]:
 
 
 def completeness_metric(ctx: Context, rule: ast.Rule, column: Column, where: exp.Expr | None) -> MetricSpec:
+    """Non-null rows / rows: 1 - the null count's share (Glue's reading: a blank text is a value,
+    which a note on the outcome points out, platform/runs/blanks.py). 0/0 is NaN."""
     rows = ctx.request(Aggregate(count_star(where)))
-    present = ctx.request(Aggregate(filtered(exp.Count(this=col(column)), where)))
+    nulls = ctx.request(KINDS["null_count"].request(column, where))
     key = MetricKey.column(column.name, "Completeness")
-    return MetricSpec(key.key, qualified(key, rule), ratio_of(present, rows), (rows, present))
+
+    def complete(m: Measurements) -> float | None:
+        counted, missing = m.number(rows) or 0.0, m.number(nulls) or 0.0
+        return (counted - missing) / counted if counted else float("nan")
+
+    return MetricSpec(key.key, qualified(key, rule), complete, (rows, nulls))
 
 
 def completeness(rule: ast.Rule, ctx: Context) -> LeafPlan:
@@ -179,11 +190,8 @@ def unique_value_ratio(rule: ast.Rule, ctx: Context) -> LeafPlan:
 def distinct_values_count(rule: ast.Rule, ctx: Context) -> LeafPlan:
     """``DistinctValuesCount "c" > 3``: distinct non-NULL values."""
     (column,) = _columns(rule, ctx)
-    # Counted from the value counts rather than COUNT(DISTINCT ...): the planner shares them with
-    # Uniqueness and Entropy, and a DISTINCT aggregate makes DuckDB materialise the whole scan
-    # (1.5 GB on the 10M-row benchmark).
-    freq = Frequencies((column.name,), ctx.where(rule))
-    slot = ctx.request(FrequencyAggregate(freq, exp.Count(this=exp.Star())))
+    # the kind's form over the value counts, shared with Uniqueness and Entropy
+    slot = ctx.request(KINDS["distinct_count"].request(column, ctx.where(rule)))
     key = MetricKey.column(column.name, "DistinctValuesCount")
     metric = MetricSpec(key.key, qualified(key, rule), number_of(slot), (slot,))
     return LeafPlan(rule, [metric], judged(rule, metric))
@@ -215,13 +223,11 @@ def _numeric(column: Column, rule_type: str) -> None:
         raise RuleError(f"Column '{column.name}' is {column.type}; {rule_type} needs a numeric column")
 
 
-def _statistic(
-    name: str, aggregate: Callable[[exp.Expr], exp.Expr]
-) -> Callable[[ast.Rule, Context], LeafPlan]:
+def _statistic(name: str, measured: str) -> Callable[[ast.Rule, Context], LeafPlan]:
     def kind(rule: ast.Rule, ctx: Context) -> LeafPlan:
         (column,) = _columns(rule, ctx)
         _numeric(column, rule.type)
-        slot = ctx.request(Aggregate(filtered(aggregate(col(column)), ctx.where(rule))))
+        slot = ctx.request(KINDS[measured].request(column, ctx.where(rule)))
         key = MetricKey.column(column.name, name)
         metric = MetricSpec(key.key, qualified(key, rule), number_of(slot), (slot,))
         return LeafPlan(rule, [metric], judged(rule, metric))
@@ -230,10 +236,10 @@ def _statistic(
     return kind
 
 
-mean = _statistic("Mean", lambda c: exp.Avg(this=c))
-total = _statistic("Sum", lambda c: exp.Sum(this=c))
-standard_deviation = _statistic("StandardDeviation", lambda c: exp.StddevPop(this=c))
-variance = _statistic("Variance", lambda c: exp.VariancePop(this=c))
+mean = _statistic("Mean", "mean")
+total = _statistic("Sum", "sum")
+standard_deviation = _statistic("StandardDeviation", "stddev")
+variance = _statistic("Variance", "variance")
 
 
 def column_correlation(rule: ast.Rule, ctx: Context) -> LeafPlan:
@@ -265,7 +271,7 @@ def _column_metric(
     (column,) = _columns(rule, ctx)
     _numeric(column, rule.type)
     where = ctx.where(rule)
-    named = {key: ctx.request(Aggregate(filtered(build, where))) for key, build in slots.items()}
+    named = {key: ctx.request(Aggregate(within(build, where))) for key, build in slots.items()}
     key = MetricKey.column(column.name, name)
 
     def value(m: Measurements) -> float | None:
@@ -288,8 +294,8 @@ def zeros_count(rule: ast.Rule, ctx: Context) -> LeafPlan:
 
 def value_range(rule: ast.Rule, ctx: Context) -> LeafPlan:
     """``Range "c" <= 100``: maximum - minimum of the non-NULL values."""
-    x = _of(rule, ctx)
-    aggregates = {"low": exp.Min(this=x.copy()), "high": exp.Max(this=x.copy())}
+    (column,) = _columns(rule, ctx)
+    aggregates = {"low": KINDS["min"].aggregate(column), "high": KINDS["max"].aggregate(column)}
 
     def spread(low: float | None, high: float | None) -> float | None:
         return None if low is None or high is None else high - low
@@ -313,8 +319,18 @@ def interquartile_range(rule: ast.Rule, ctx: Context) -> LeafPlan:
 
 
 def _moments(rule: ast.Rule, ctx: Context, extra: exp.Expr) -> dict[str, exp.Expr]:
-    x = exp.cast(_of(rule, ctx), exp.DataType.build("DOUBLE"))
-    return {"n": exp.Count(this=x.copy()), "var": exp.VariancePop(this=x.copy()), "engine": extra}
+    (column,) = _columns(rule, ctx)
+    return {
+        "rows": count_star(),
+        "nulls": KINDS["null_count"].aggregate(column),
+        "var": KINDS["variance"].aggregate(column),
+        "engine": extra,
+    }
+
+
+def _values(rows: float | None, nulls: float | None) -> float:
+    """How many values the moments are over: the rows that are not NULL."""
+    return (rows or 0.0) - (nulls or 0.0)
 
 
 def skewness(rule: ast.Rule, ctx: Context) -> LeafPlan:
@@ -323,7 +339,10 @@ def skewness(rule: ast.Rule, ctx: Context) -> LeafPlan:
     g1·√(n(n-1))/(n-2), converted back here; it is undefined below 3 values, where g1 is 0."""
     x = exp.cast(_of(rule, ctx), exp.DataType.build("DOUBLE"))
 
-    def population(n: float | None, var: float | None, engine: float | None) -> float | None:
+    def population(
+        rows: float | None, nulls: float | None, var: float | None, engine: float | None
+    ) -> float | None:
+        n = _values(rows, nulls)
         if not n:
             return float("nan")
         if not var or n < 3 or engine is None:
@@ -338,8 +357,10 @@ def kurtosis(rule: ast.Rule, ctx: Context) -> LeafPlan:
     value is equal, NaN on zero rows), DuckDB's ``kurtosis_pop``."""
     x = exp.cast(_of(rule, ctx), exp.DataType.build("DOUBLE"))
 
-    def excess(n: float | None, var: float | None, engine: float | None) -> float | None:
-        if not n:
+    def excess(
+        rows: float | None, nulls: float | None, var: float | None, engine: float | None
+    ) -> float | None:
+        if not _values(rows, nulls):
             return float("nan")
         return 0.0 if not var or engine is None else engine
 

@@ -19,7 +19,8 @@ from sqlglot import exp
 from assay.engine import Column
 from assay.lang.dqdl import ast
 from assay.lang.dqdl.catalog import MAX_BINS
-from assay.measure import Aggregate, Frequencies, FrequencyAggregate, Measurements, Scalar
+from assay.measure import Frequencies, FrequencyAggregate, Measurements, Scalar
+from assay.measure.kinds import KINDS
 from assay.measure.requests import n_column
 from assay.rules.plan import Context, Detail, Fixed, LeafPlan, col
 
@@ -37,8 +38,8 @@ def distribution(rule: ast.Rule, ctx: Context) -> LeafPlan:
 
 def _histogram(ctx: Context, column: Column, bins: int) -> Detail:
     x = exp.cast(col(column), exp.DataType.build("DOUBLE"))
-    low = ctx.request(Aggregate(exp.Min(this=x.copy())))
-    high = ctx.request(Aggregate(exp.Max(this=x.copy())))
+    low = ctx.request(KINDS["min"].request(column))
+    high = ctx.request(KINDS["max"].request(column))
     table = exp.to_identifier(ctx.primary.name, quoted=True)
     bounds = exp.select(
         exp.alias_(exp.Min(this=x.copy()), "lo", quoted=True),

@@ -4,7 +4,6 @@ RowCountMatch, ReferentialIntegrity, DatasetMatch, SchemaMatch, AggregateMatch."
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from sqlglot import exp
 
@@ -12,6 +11,7 @@ from assay.engine import Column
 from assay.lake.readers import Registered
 from assay.lang.dqdl import ast
 from assay.measure import Aggregate, Measurements, Scalar
+from assay.measure.kinds import KINDS
 from assay.measure.requests import count_if, count_star
 from assay.rules.plan import (
     Context,
@@ -195,14 +195,14 @@ def _aggregate_side(text: str, ctx: Context) -> tuple[str, str]:
     match = _AGGREGATE.fullmatch(text)
     if not match:
         raise RuleError(f"'{text}' is not an aggregate: write sum(column) or avg(column)")
-    function: Callable[..., exp.Expr] = exp.Sum if match.group(1).lower() == "sum" else exp.Avg
+    kind = KINDS["sum" if match.group(1).lower() == "sum" else "mean"]
     target = match.group(2).strip()
     prefix, dot, rest = target.partition(".")
     if dot and prefix in ctx.references:
         ref = ctx.reference(prefix)
         column = _columns_of(ref, [rest], prefix)[0]
         _numeric(column)
-        query = exp.select(function(this=exp.column(column.name, quoted=True))).from_(_table(ref))
+        query = exp.select(kind.aggregate(column)).from_(_table(ref))
         return ctx.request(Scalar(query)), column.name
     if dot and not _has(ctx.primary, target) and prefix != "primary":
         ctx.reference(prefix)  # raises: reference not found
@@ -210,7 +210,7 @@ def _aggregate_side(text: str, ctx: Context) -> tuple[str, str]:
         target = rest
     column = ctx.column(target)
     _numeric(column)
-    return ctx.request(Aggregate(function(this=exp.column(column.name, quoted=True)))), column.name
+    return ctx.request(kind.request(column)), column.name
 
 
 def _numeric(column: Column) -> None:

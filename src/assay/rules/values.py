@@ -17,6 +17,7 @@ from assay.engine.base import as_text
 from assay.lang.dqdl import ast
 from assay.lang.dqdl.ast import CondKind, Op
 from assay.measure import Aggregate
+from assay.measure.kinds import KINDS
 from assay.measure.requests import count_if, count_star, filtered
 from assay.rules import predicates
 from assay.rules.plan import (
@@ -129,10 +130,17 @@ def column_values(rule: ast.Rule, ctx: Context) -> LeafPlan:
 def _min_max(
     rule: ast.Rule, ctx: Context, column: Column, value: exp.Expr, low: str, high: str
 ) -> list[MetricSpec]:
+    """The least and greatest of ``value`` (the column read as numbers, or its lengths); a
+    number column's are the kind table's ``min`` and ``max``."""
     where = ctx.where(rule)
     specs = []
-    for name, aggregate in ((low, exp.Min), (high, exp.Max)):
-        slot = ctx.request(Aggregate(filtered(aggregate(this=value.copy()), where)))
+    for name, aggregate, kind in ((low, exp.Min, "min"), (high, exp.Max, "max")):
+        measured = (
+            KINDS[kind].request(column, where)
+            if column.kind.numeric and value == col(column)
+            else Aggregate(filtered(aggregate(this=value.copy()), where))
+        )
+        slot = ctx.request(measured)
         key = MetricKey.column(column.name, name)
         specs.append(MetricSpec(key.key, qualified(key, rule), number_of(slot), (slot,)))
     return specs

@@ -36,7 +36,7 @@ from assay.engine.cells import NULL_TOKENS
 from assay.lake.readers import Registered
 from assay.lang.dqdl import ast
 from assay.measure import Aggregate, Measurements, ScanPlan
-from assay.measure.kinds import blank
+from assay.measure.kinds import KINDS
 from assay.measure.requests import count_if
 
 COMPLETENESS_RULES = ("IsComplete", "Completeness", "IsPrimaryKey")
@@ -83,10 +83,9 @@ class Blanks:
                 column = primary.held(name)
                 if column is None or column.kind is not DataKind.STRING or name in asked.slots:
                     continue
-                text = as_text(column)
                 asked.slots[name] = (
-                    scan.add(Aggregate(count_if(blank(text.copy()))), "blanks"),
-                    scan.add(Aggregate(count_if(_na_like(text.copy()))), "blanks"),
+                    scan.add(KINDS["blank_count"].request(column), "blanks"),
+                    scan.add(Aggregate(count_if(_na_like(as_text(column)))), "blanks"),
                 )
         return asked
 
