@@ -15,7 +15,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from assay.engine import DuckDBEngine
-from assay.platform.events.compile import EventQuery, WindowMeasurement, measure_window, register_source
+from assay.measure.kinds import KINDS
+from assay.platform.events.compile import (
+    EventQuery,
+    Value,
+    WindowMeasurement,
+    measure_window,
+    register_source,
+)
 from assay.platform.events.document import parse_located
 from assay.platform.events.event import EventSpec, events
 from assay.platform.runs.event import run_event
@@ -233,3 +240,25 @@ fields:
         "failed",
         "failed",
     )
+
+
+def test_a_fields_null_and_blank_counts_are_the_kind_tables(tmp_path: Path) -> None:
+    """``present`` and ``non_empty`` read the field's null and blank counts from
+    measure/kinds.KINDS, as a check document's ``null_rate`` and ``missing_rate`` do: a tab or a
+    no-break space alone is as blank as spaces are (TRIM took only spaces off), and the
+    statement asks the planner for the kind's aggregates over the field's projected column."""
+    values: list[Any] = ["USD", "\t", "\u00a0", " \n ", "", None, 0]
+    lines = []
+    for n, value in enumerate(values):
+        at = _stamp(START + timedelta(minutes=n))
+        lines.append({"id": str(n), "ts": at, "seen": at, "payload": {"v": value}})
+    event = _event(tmp_path, lines)
+    found = _window(event, 0)
+    rows = len(values)
+    assert found.value("v", "null_rate") == 1 / rows
+    assert found.value("v", "non_empty") == 2 / rows  # "USD" and 0
+    query = EventQuery(event, [], start=START, end=START + timedelta(hours=1))
+    asked = len(query.scan.requests)
+    query.scan.add(KINDS["blank_count"].request(Value(event.fields.index("v")).string()))
+    query.scan.add(KINDS["null_count"].request(Value(event.fields.index("v")).present()))
+    assert len(query.scan.requests) == asked

@@ -8,7 +8,9 @@ would have merged. Then one statement computes, over the rows whose event time f
 window ``[start, start + grain)``:
 
 - the event's own numbers: rows, duplicate keys, the latest event time, the delivery latency
-  (ingest time − event time: p50, p95, max), every declared field's present and non-empty shares;
+  (ingest time − event time: p50, p95, max), every declared field's present and non-empty shares
+  (from its null and blank counts, the aggregates of :data:`assay.measure.kinds.KINDS` over the
+  window's typed projection, asked of the same planner as DQDL rules);
 - one share per distinct (field, requirement) the contracts declare: two consumers asking the same
   thing read the same number (each with its own tolerance);
 - over the whole source, how many records have an event time at all and a payload object, which
@@ -28,9 +30,12 @@ from typing import Any
 
 from sqlglot import exp
 
-from assay.engine import Engine
+from assay.engine import Column, DataKind, Engine
 from assay.errors import ConfigError
 from assay.lake.readers import file_format
+from assay.measure import Aggregate, Measurements, ScanPlan
+from assay.measure.kinds import KINDS
+from assay.measure.requests import count_if, count_star
 from assay.platform.events.contract import Requirement
 from assay.platform.events.event import EventSpec
 
@@ -156,12 +161,14 @@ class Value:
         """Not an object, an array or a boolean: something a number may be read from."""
         return exp.Not(this=exp.Paren(this=self.is_type("OBJECT", "ARRAY", "BOOLEAN")))
 
-    def blank(self) -> exp.Expr:
-        return exp.and_(
-            self.is_type("VARCHAR"),
-            exp.EQ(this=exp.Trim(this=self.text), expression=exp.Literal.string("")),
-            copy=False,
-        )
+    def present(self) -> Column:
+        """The field's JSON value where it has one, else NULL: what a null count counts."""
+        return Column(f"__f{self.i}", "JSON", DataKind.OTHER)
+
+    def string(self) -> Column:
+        """The field's text where it is a JSON string, else NULL: what a blank count reads (a
+        number or a boolean is never blank)."""
+        return Column(f"__b{self.i}", "VARCHAR", DataKind.STRING)
 
     def columns(self, value: exp.Expr) -> list[exp.Expr]:
         """The inner query's columns of the field whose JSON value is ``value``."""
@@ -173,11 +180,14 @@ class Value:
         )
         text = _text(value.copy())
         number = exp.TryCast(this=text.copy(), to=exp.DataType.build("DOUBLE"))
+        string = exp.EQ(this=kind.copy(), expression=exp.Literal.string("VARCHAR"))
         return [
             exp.alias_(kind, f"__y{self.i}", quoted=True, copy=False),
-            exp.alias_(text, f"__s{self.i}", quoted=True, copy=False),
-            exp.alias_(has, f"__h{self.i}", quoted=True, copy=False),
+            exp.alias_(text.copy(), f"__s{self.i}", quoted=True, copy=False),
+            exp.alias_(has.copy(), f"__h{self.i}", quoted=True, copy=False),
             exp.alias_(number, f"__n{self.i}", quoted=True, copy=False),
+            exp.alias_(exp.Case(ifs=[exp.If(this=has, true=value.copy())]), self.present().name, quoted=True),
+            exp.alias_(exp.Case(ifs=[exp.If(this=string, true=text)]), self.string().name, quoted=True),
         ]
 
 
@@ -240,36 +250,30 @@ def _member(v: Value, values: tuple[str, ...]) -> exp.Expr:
     )
 
 
-@dataclass(frozen=True)
-class Share:
-    """How one requirement kind is measured: the rows it counts, and over which rows the share
-    is taken (``rows``: every row of the window; ``values``: the rows where the field has a value)."""
-
-    over: str
-    counts: Callable[[Value, Any], exp.Expr]
-
-
-SHARES: dict[str, Share] = {
-    "present": Share("rows", lambda v, _: v.has_value()),
-    "non_empty": Share("rows", lambda v, _: exp.and_(v.has_value(), exp.Not(this=exp.Paren(this=v.blank())))),
-    "type": Share("values", lambda v, name: exp.and_(v.has_value(), TYPE_TESTS[name](v))),
-    "range": Share("values", lambda v, bounds: exp.and_(v.has_value(), _range(v, bounds))),
-    "in": Share("values", lambda v, values: exp.and_(v.has_value(), _member(v, values))),
+SHARES: dict[str, Callable[[Value, Any], exp.Expr]] = {
+    "type": lambda v, name: exp.and_(v.has_value(), TYPE_TESTS[name](v)),
+    "range": lambda v, bounds: exp.and_(v.has_value(), _range(v, bounds)),
+    "in": lambda v, values: exp.and_(v.has_value(), _member(v, values)),
 }
-"""The requirement kinds measured as a share of rows (``null_rate_drift`` reads ``null_rate``)."""
+"""The requirement kinds measured as the share of the field's values (the rows where it has
+one) that pass a test of its JSON value. ``present`` and ``non_empty`` are shares of the rows,
+read from the field's null and blank counts; ``null_rate_drift`` reads ``null_rate``."""
 
 
 # --- the statement ----------------------------------------------------------------------------------
 
 
-def _count(condition: exp.Expr) -> exp.Expr:
-    return exp.Sum(
-        this=exp.Case(ifs=[exp.If(this=condition, true=exp.Literal.number(1))], default=exp.Literal.number(0))
-    )
-
-
 def _quantile(value: exp.Expr, q: float) -> exp.Expr:
     return exp.Anonymous(this="quantile_cont", expressions=[value, exp.Literal.number(q)])
+
+
+WINDOW = "__event_window"
+"""The window's rows with each contract field projected as columns (:meth:`Value.columns`), a
+CTE of the one statement, which the planner measures like any table."""
+
+_TIME = Column("__t", "TIMESTAMPTZ", DataKind.TIMESTAMP)
+_KEY = Column("__k", "VARCHAR", DataKind.STRING)
+_LATENCY = Column("__lat", "DOUBLE", DataKind.FLOAT)
 
 
 @dataclass
@@ -289,8 +293,28 @@ class WindowMeasurement:
         return self.values.get((field, metric))
 
 
+class _Census:
+    """What tells a readable window from an unreadable source, asked of one table's rows: how
+    many there are, how many have an event time, how many payloads are objects."""
+
+    def __init__(self, scan: ScanPlan, objects: exp.Expr) -> None:
+        self.scan = scan
+        self.rows = scan.add(Aggregate(count_star()))
+        self.untimed = scan.add(KINDS["null_count"].request(_TIME))
+        self.objects = scan.add(Aggregate(count_if(objects)))
+
+    def read(self, m: Measurements) -> tuple[int, int, int]:
+        rows = int(m.number(self.rows) or 0)
+        return rows, rows - int(m.number(self.untimed) or 0), int(m.number(self.objects) or 0)
+
+
 class EventQuery:
-    """The one statement of an event's window, for the requirements of its chosen contracts."""
+    """The one statement of an event's window, for the requirements of its chosen contracts:
+    requests on one :class:`~assay.measure.planner.ScanPlan` over the window's typed projection
+    (:data:`WINDOW`). A field's null and blank counts are the kind table's
+    (:data:`assay.measure.kinds.KINDS`), as a check document's ``null_rate`` and ``blank_rate``
+    of a column; ``type``, ``range`` and ``in`` count the rows their JSON test holds for
+    (:data:`SHARES`); two consumers asking the same thing read the same slot."""
 
     def __init__(
         self, event: EventSpec, requirements: Sequence[Requirement], *, start: datetime, end: datetime
@@ -302,8 +326,38 @@ class EventQuery:
         for requirement in requirements:
             if requirement.kind in SHARES:
                 self.shares.setdefault((requirement.field, requirement.metric), requirement)
+        scan = self.scan = ScanPlan(WINDOW)
+        self._rows = scan.add(Aggregate(count_star()))
+        self._nulls = [
+            scan.add(KINDS["null_count"].request(Value(i).present())) for i in range(len(self.fields))
+        ]
+        self._blanks = [
+            scan.add(KINDS["blank_count"].request(Value(i).string())) for i in range(len(self.fields))
+        ]
+        # duplicates: keys given, less distinct keys
+        self._keyless = scan.add(KINDS["null_count"].request(_KEY))
+        self._keys = scan.add(KINDS["distinct_count"].request(_KEY))
+        self._latest = scan.add(KINDS["freshness"].request(_TIME))
+        latency = exp.column(_LATENCY.name, quoted=True)
+        self._latency = (
+            scan.add(Aggregate(_quantile(latency.copy(), 0.5))),
+            scan.add(Aggregate(_quantile(latency.copy(), 0.95))),
+            scan.add(KINDS["max"].request(_LATENCY)),
+        )
+        self._counted = {
+            (name, metric): scan.add(
+                Aggregate(count_if(SHARES[r.kind](Value(self.fields.index(name)), r.parameter)))
+            )
+            for (name, metric), r in self.shares.items()
+        }
+        # over the window's rows (they are the source's rows whose event time is in it: all
+        # timed); a window with no rows asks the whole source in a second statement
+        # (:meth:`diagnosis`), so that the file is read once a window
+        self._census = _Census(scan, exp.column("__obj", quoted=True))
+        self._source = _Census(ScanPlan(ROWS), _is_object(exp.column("__p", quoted=True)))
 
-    def statement(self) -> exp.Select:
+    def _window(self) -> exp.Select:
+        """The window's rows, each field projected: its JSON value, type, text and number."""
         timestamp = exp.DataType.build("TIMESTAMPTZ")
         t = exp.column("__t", quoted=True)
         window = exp.and_(
@@ -313,10 +367,14 @@ class EventQuery:
             exp.LT(this=t.copy(), expression=exp.cast(exp.Literal.string(self.end.isoformat()), timestamp)),
         )
         payload = exp.column("__p", quoted=True)
+        latency = exp.Sub(
+            this=exp.func("epoch", exp.column("__i", quoted=True)),
+            expression=exp.func("epoch", exp.column("__t", quoted=True)),
+        )
         extracted = [
             exp.column("__t", quoted=True),
-            exp.column("__i", quoted=True),
             exp.column("__k", quoted=True),
+            exp.alias_(latency, _LATENCY.name, quoted=True),
             exp.alias_(_is_object(payload.copy()), "__obj", quoted=True),
             *(
                 exp.alias_(_get(payload.copy(), name), f"__v{i}", quoted=True)
@@ -324,7 +382,7 @@ class EventQuery:
             ),
         ]
         inner = exp.select(*extracted).from_(exp.to_identifier(ROWS, quoted=True)).where(window)
-        typed = exp.select(
+        return exp.select(
             "*",
             *(
                 c
@@ -332,109 +390,73 @@ class EventQuery:
                 for c in Value(i).columns(exp.column(f"__v{i}", quoted=True))
             ),
         ).from_(exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier("__w"))), copy=False)
-        latency = exp.Sub(
-            this=exp.func("epoch", exp.column("__i", quoted=True)),
-            expression=exp.func("epoch", exp.column("__t", quoted=True)),
-        )
-        key = exp.column("__k", quoted=True)
-        aggregates: list[exp.Expr] = [
-            exp.alias_(exp.Count(this=exp.Star()), "__rows", quoted=True),
-            exp.alias_(
-                exp.Sub(
-                    this=exp.Count(this=key.copy()),
-                    expression=exp.Count(this=exp.Distinct(expressions=[key.copy()])),
-                ),
-                "__dups",
-                quoted=True,
-            ),
-            exp.alias_(exp.Max(this=exp.column("__t", quoted=True)), "__max_t", quoted=True),
-            exp.alias_(_quantile(latency.copy(), 0.5), "__lat50", quoted=True),
-            exp.alias_(_quantile(latency.copy(), 0.95), "__lat95", quoted=True),
-            exp.alias_(exp.Max(this=latency.copy()), "__latmax", quoted=True),
+
+    def statement(self) -> exp.Select:
+        query, _ = self.scan.statement()
+        found = query.args.get("with_")
+        ctes = [
+            exp.CTE(this=self._window(), alias=exp.TableAlias(this=exp.to_identifier(WINDOW, quoted=True))),
+            *(found.expressions if found is not None else []),
         ]
-        for i in range(len(self.fields)):
-            value = self._value(i)
-            aggregates.append(
-                exp.alias_(_count(SHARES["present"].counts(value, None)), f"__present{i}", quoted=True)
-            )
-            aggregates.append(
-                exp.alias_(_count(SHARES["non_empty"].counts(value, None)), f"__full{i}", quoted=True)
-            )
-        for j, ((name, _metric), requirement) in enumerate(self.shares.items()):
-            if requirement.kind in ("present", "non_empty"):
-                continue
-            value = self._value(self.fields.index(name))
-            counted = SHARES[requirement.kind].counts(value, requirement.parameter)
-            aggregates.append(exp.alias_(_count(counted), f"__r{j}", quoted=True))
-        # what tells a readable window from an unreadable source, over the window's rows (they are
-        # the source's rows whose event time is in it: all timed); a window with no rows asks the
-        # whole source in a second statement (diagnosis), so that the file is read once a window
-        aggregates.extend(
-            [
-                exp.alias_(exp.Count(this=exp.Star()), "__all", quoted=True),
-                exp.alias_(exp.Count(this=exp.column("__t", quoted=True)), "__timed", quoted=True),
-                exp.alias_(_count(exp.column("__obj", quoted=True)), "__objects", quoted=True),
-            ]
-        )
-        return exp.select(*aggregates).from_(
-            exp.Subquery(this=typed, alias=exp.TableAlias(this=exp.to_identifier("__typed")))
-        )
+        query.set("with_", exp.With(expressions=ctes))
+        return query
 
     def diagnosis(self) -> exp.Select:
         """The statement for a window with no rows: the whole source's records, those with an
-        event time and those whose payload is an object (``__all``, ``__timed``, ``__objects``)."""
-        return exp.select(
-            exp.alias_(exp.Count(this=exp.Star()), "__all", quoted=True),
-            exp.alias_(exp.Count(this=exp.column("__t", quoted=True)), "__timed", quoted=True),
-            exp.alias_(
-                _count(_is_object(exp.column("__p", quoted=True))),
-                "__objects",
-                quoted=True,
-            ),
-        ).from_(exp.to_identifier(ROWS, quoted=True))
+        event time and those whose payload is an object."""
+        return self._source.scan.select()
 
-    def _value(self, i: int) -> Value:
-        return Value(i)
-
-    def decode(self, row: dict[str, Any], now: datetime) -> WindowMeasurement:
-        rows = int(row["__rows"] or 0)
+    def decode(
+        self, row: dict[str, Any], now: datetime, whole: dict[str, Any] | None = None
+    ) -> WindowMeasurement:
+        """The window's numbers from its statement's row (and, for a window with no rows, the
+        diagnosis's row ``whole``)."""
+        _, decode = self.scan.statement()
+        m = Measurements(decode(row))
+        rows = int(m.number(self._rows) or 0)
         values: dict[tuple[str, str], float | None] = {}
 
-        def share(count: Any, over: int) -> float | None:
+        def share(count: float | None, over: int) -> float | None:
             return None if not over else float(count or 0) / over
 
-        latest = row["__max_t"]
+        latest = m.values.get(self._latest)
         if isinstance(latest, datetime) and latest.tzinfo is None:
             latest = latest.replace(tzinfo=UTC)
+        duplicates = rows - (m.number(self._keyless) or 0.0) - (m.number(self._keys) or 0.0)
+        p50, p95, slowest = (m.values.get(slot) for slot in self._latency)
         values[("*", "row_count")] = float(rows)
-        values[("*", "duplicates")] = float(row["__dups"] or 0)
-        values[("*", "duplicate_rate")] = share(row["__dups"], rows)
-        values[("*", "latency_p50")] = _number(row["__lat50"])
-        values[("*", "latency_p95")] = _number(row["__lat95"])
-        values[("*", "latency_max")] = _number(row["__latmax"])
+        values[("*", "duplicates")] = duplicates
+        values[("*", "duplicate_rate")] = share(duplicates, rows)
+        values[("*", "latency_p50")] = _number(p50)
+        values[("*", "latency_p95")] = _number(p95)
+        values[("*", "latency_max")] = _number(slowest)
         values[("*", "max_event_time")] = None if latest is None else latest.timestamp()
         values[("*", "freshness")] = None if latest is None else (now - latest).total_seconds()
         present: dict[str, int] = {}
         empties: list[float] = []
         for i, name in enumerate(self.fields):
-            present[name] = int(row[f"__present{i}"] or 0)
+            missing = int(m.number(self._nulls[i]) or 0)
+            present[name] = rows - missing
+            full = present[name] - int(m.number(self._blanks[i]) or 0)
             values[(name, "present")] = share(present[name], rows)
-            values[(name, "null_rate")] = share(rows - present[name], rows)
-            values[(name, "non_empty")] = share(row[f"__full{i}"], rows)
+            values[(name, "null_rate")] = share(missing, rows)
+            values[(name, "non_empty")] = share(full, rows)
             if rows:
-                empties.append((rows - int(row[f"__full{i}"] or 0)) / rows)
+                empties.append((rows - full) / rows)
         values[("*", "null_density")] = sum(empties) / len(empties) if empties else None
-        for j, ((name, metric), requirement) in enumerate(self.shares.items()):
-            if requirement.kind in ("present", "non_empty"):
-                continue
-            values[(name, metric)] = share(row[f"__r{j}"], present[name])
+        for (name, metric), slot in self._counted.items():
+            values[(name, metric)] = share(m.number(slot), present[name])
+        if whole is None:
+            source_rows, timed_rows, objects = self._census.read(m)
+        else:
+            source_rows, timed_rows, objects = self._source.read(Measurements(dict(whole)))
         return WindowMeasurement(
             rows=rows,
             values=values,
             max_event_time=latest,
-            source_rows=int(row["__all"] or 0),
-            timed_rows=int(row["__timed"] or 0),
-            payload_objects=int(row["__objects"] or 0),
+            source_rows=source_rows,
+            timed_rows=timed_rows,
+            payload_objects=objects,
         )
 
 
@@ -448,12 +470,12 @@ def _number(value: Any) -> float | None:
 def measure_window(engine: Engine, query: EventQuery, now: datetime) -> WindowMeasurement:
     """Send the window's one statement and decode its row; for a window with no rows, a second
     statement tells a quiet window from an unreadable source. Raises EngineError."""
-    table = engine.query(query.statement())
-    [row] = table.to_pylist()
-    if not row["__rows"]:
-        [whole] = engine.query(query.diagnosis()).to_pylist()
-        row.update(whole)
-    return query.decode(row, now)
+    [row] = engine.query(query.statement()).to_pylist()
+    measured = query.decode(row, now)
+    if measured.rows:
+        return measured
+    [whole] = engine.query(query.diagnosis()).to_pylist()
+    return query.decode(row, now, whole)
 
 
 def _is_object(payload: exp.Expr) -> exp.Expr:
