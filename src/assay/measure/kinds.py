@@ -1,15 +1,26 @@
 """The metric kinds: one table from a per-column metric's name to its aggregate and its stored name.
 
-A check document's metrics (:mod:`assay.platform.checks.measure`) and the per-column profile
-(:func:`assay.measure.profile.profile_query`) build their aggregates from these rows, so that
-``null_rate(color)`` in a document and ``Column.color.NullRate`` in the profile are one
-measurement, written once.
+Every flow that measures a column builds the aggregate from these rows, so that ``null_rate(color)``
+in a check document, ``Completeness "color"`` in a DQDL ruleset, ``Column.color.NullCount`` in the
+per-column profile and an event contract's ``present`` share of a field are one measurement,
+written once:
 
-The gap that remains (issue 30 asks for one vocabulary): the profile takes only its blank count
-from this table, its minimum and maximum keep the column's own type (dates as dates, not
-doubles), and its null count is read as rows minus ``COUNT(c)`` beside its other per-column
-counts; DQDL rules (:mod:`assay.rules.compiler` over :class:`assay.measure.planner.ScanPlan`)
-and event contracts (:mod:`assay.platform.events.compile`) still build their own aggregates.
+- check documents (:mod:`assay.platform.checks.measure`) take every per-column metric from it;
+- DQDL rules (:mod:`assay.rules.columns` and its siblings) ask
+  :class:`assay.measure.planner.ScanPlan` for :meth:`Kind.request` (Completeness from
+  ``null_count``; Mean, Sum, StandardDeviation, Variance, a number's Minimum and Maximum,
+  DistinctValuesCount from their kinds), so the planner, which dedupes by SQL text, computes a
+  rule's and a check metric's equal aggregate once;
+- event contracts (:mod:`assay.platform.events.compile`) project each payload field as columns
+  of a CTE and ask the same planner for the field's ``null_count`` and ``blank_count``;
+- the per-column profile (:func:`assay.measure.profile.profile_query`) takes its blank count.
+
+The gap that remains: the profile's null count is still read as rows minus ``COUNT(c)`` beside
+its other per-column counts, its minimum and maximum keep the column's own type (dates as dates,
+not doubles), and its mean and deviation (:mod:`assay.measure.shape`) are written beside the
+kinds ``mean`` and ``stddev`` with the same SQL; and a check document's metrics and its DQDL rules'
+scan are two subqueries of its one statement, so an equal aggregate of the two is computed twice
+(tests/measure/test_one_vocabulary.py lists the modules still allowed to write a statistic).
 
 Missing has one definition (issue 30): a null and a blank text value (empty or whitespace-only,
 how a CSV's missing text arrives) are counted apart (``null_count``, ``blank_count``) and judged
