@@ -336,7 +336,9 @@ class EventQuery:
         ]
         # duplicates: keys given, less distinct keys
         self._keyless = scan.add(KINDS["null_count"].request(_KEY))
-        self._keys = scan.add(KINDS["distinct_count"].request(_KEY))
+        # the kind's scan form, COUNT(DISTINCT): its form over value counts is a CTE that would
+        # read the window (the JSON file) a second time
+        self._keys = scan.add(Aggregate(KINDS["distinct_count"].aggregate(_KEY)))
         self._latest = scan.add(KINDS["freshness"].request(_TIME))
         latency = exp.column(_LATENCY.name, quoted=True)
         self._latency = (
