@@ -7,7 +7,9 @@ passed through the profile's ``filter``) are the view ``primary``. The one state
   (``GROUP BY GROUPING SETS``), the groups of each dimension capped at ``top_k`` by rows;
 - the metrics of the profile's DQDL ``rule`` expectations (the rules' own one-scan plan, as a
   subquery), so a DQDL rule joins the same scan;
-- the sample rows of ``count_where`` metrics that ask for them (a ``LIMIT``-ed subquery).
+- the sample rows of ``count_where`` metrics that ask for them (a ``LIMIT``-ed subquery);
+- on a recorded run, the per-column profile of the same rows (:class:`ColumnProfiling`), whose
+  value counts of a dimension are read from that dimension's grouping set.
 
 A metric the document declares but the data cannot answer (an unknown column, ``mean`` of a text
 column, a condition that does not parse) is left out of the statement and reported in
@@ -24,24 +26,21 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 from sqlglot import exp
 
 from assay.engine import Engine, EngineError
 from assay.engine.base import Column, find_column
-from assay.errors import ConfigError, PlatformError
-from assay.lake.readers import Registered, file_format, register
+from assay.errors import ConfigError
+from assay.lake.readers import Registered
 from assay.lang import sqlsafe
 from assay.measure.kinds import KINDS
 from assay.measure.profile import CAP, LoadProfile, decode, profile_query
-from assay.platform.checks.document import Document, MetricSpec, Profile
-from assay.platform.sources import SourcePolicy
+from assay.platform.checks.document import MetricSpec, Profile
+from assay.platform.checks.source import SOURCE
 from assay.rules.plan import ambiguity
-from assay.workspace import Workspace
 
-SOURCE = "__source"
 ROWS = "primary"
 _ROWCOUNT = "__rows"
 
@@ -132,130 +131,6 @@ def load_measurement(profile: Profile, stored: dict[str, Any]) -> ProfileMeasure
     out.values = {(key, group(pairs)): value for key, pairs, value in body["values"]}
     out.groups = {tuple(grouping): [group(g) for g in groups] for grouping, groups in body["groups"]}
     return out
-
-
-# --- the source ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class OpenedSource:
-    registered: Registered | None  # None: the source is absent (no file matches)
-    description: str
-    paths: tuple[Path, ...] = ()
-    missing: str | None = None
-
-
-def open_source(engine: Engine, document: Document, *, base: Path, workspace: Path | None) -> OpenedSource:
-    """Register the document's source with ``engine`` as ``__source``. Files are relative to
-    the document's folder; a glob that matches nothing is an absent source (upstream_missing)."""
-    source = document.dataset.source
-    policy = SourcePolicy.of(workspace or Workspace(None).root)
-    if source.path is not None:
-        matches = policy.files(source.path, base=base)
-        if not matches:
-            return OpenedSource(None, source.path, missing=f"no file matches {source.path}")
-        return OpenedSource(_register_files(engine, matches), source.path, tuple(matches))
-    if source.iceberg is not None:
-        from assay.lake.iceberg import Warehouse
-
-        if workspace is None:
-            raise ConfigError("an iceberg source needs a workspace (--workspace)")
-        with Warehouse.open(workspace) as warehouse:
-            if not warehouse.exists(source.iceberg):
-                known = ", ".join(t.name for t in warehouse.tables()) or "none"
-                raise ConfigError(f"iceberg table '{source.iceberg}' does not exist (tables: {known})")
-            files = warehouse.parquet_files(source.iceberg, {})
-            if files:
-                engine.register_file(SOURCE, [str(p) for p in files], "parquet")
-                return OpenedSource(
-                    Registered(SOURCE, tuple(engine.columns(SOURCE))), f"iceberg:{source.iceberg}"
-                )
-            if files == []:
-                schema = warehouse.schema(source.iceberg)
-                engine.register_arrow(SOURCE, schema.empty_table())
-            else:
-                engine.register_arrow(SOURCE, warehouse.read(source.iceberg, {}))
-        return OpenedSource(Registered(SOURCE, tuple(engine.columns(SOURCE))), f"iceberg:{source.iceberg}")
-    if source.duckdb is not None:
-        attach = getattr(engine, "attach", None)
-        if attach is None:
-            raise ConfigError("a duckdb source runs on the DuckDB engine")
-        path = policy.path(source.duckdb.path, base=base)
-        if not path.is_file():
-            return OpenedSource(None, source.describe(), missing=f"no DuckDB database at {path}")
-        policy.paths([path], source.duckdb.path)
-        _refuse_other_than_duckdb(path)
-        try:
-            attach(path, "__sourcedb")
-        except EngineError as error:
-            raise PlatformError(f"duckdb source {path}: {error.message}") from None
-        table = exp.to_table(source.duckdb.table)
-        qualified = exp.Table(
-            this=table.this,
-            db=table.args.get("db") or exp.to_identifier("main"),
-            catalog=exp.to_identifier("__sourcedb"),
-        )
-        try:
-            engine.register_query(SOURCE, exp.select("*").from_(qualified))
-            columns = engine.columns(SOURCE)
-        except EngineError as error:
-            raise ConfigError(f"duckdb table {source.duckdb.table} in {path}: {error.message}") from None
-        return OpenedSource(Registered(SOURCE, tuple(columns)), source.describe(), (path,))
-    assert source.postgres is not None
-    policy.server(source.postgres.url, f"postgres source {source.postgres.table}")
-    register_table = getattr(engine, "register_table", None)
-    if register_table is None:
-        raise ConfigError("a postgres source runs on the PostgreSQL engine")
-    register_table(SOURCE, source.postgres.table)
-    return OpenedSource(Registered(SOURCE, tuple(engine.columns(SOURCE))), source.describe())
-
-
-# The first bytes of a DuckDB database file: a header checksum, then the magic (storage format
-# docs). Checked before ATTACH because DuckDB answers a SQLite file by loading its sqlite extension
-# and any other file with an I/O error that does not say which file the author must change.
-_DUCKDB_MAGIC = (8, b"DUCK")
-_OTHER_FORMATS = {b"SQLite format 3\x00": "a SQLite database", b"PAR1": "a Parquet file"}
-
-
-def _refuse_other_than_duckdb(path: Path) -> None:
-    try:
-        with path.open("rb") as file:
-            head = file.read(16)
-    except OSError as error:
-        raise PlatformError(f"duckdb source {path}: cannot be read: {error.strerror}") from None
-    offset, magic = _DUCKDB_MAGIC
-    if head[offset : offset + len(magic)] == magic:
-        return
-    kind = next((name for start, name in _OTHER_FORMATS.items() if head.startswith(start)), None)
-    raise ConfigError(
-        f"duckdb source {path} is not a DuckDB database file"
-        + (f" (it is {kind})" if kind else "")
-        + ": point duckdb.path at a database DuckDB wrote, or use path: for data files"
-    )
-
-
-def _register_files(engine: Engine, paths: list[Path]) -> Registered:
-    if len(paths) == 1:
-        found = register(engine, SOURCE, paths[0])
-        return Registered(SOURCE, found.columns, paths[0])
-    formats = {file_format(p) for p in paths}
-    if len(formats) > 1:
-        raise ConfigError(f"the source's files mix formats ({', '.join(sorted(formats))}): use one")
-    fmt = formats.pop()
-    if fmt == "csv":
-        parts = []
-        for i, path in enumerate(paths):
-            part = register(engine, f"{SOURCE}{i}", path)
-            parts.append(
-                exp.select(*(exp.column(c.name, quoted=True) for c in part.columns)).from_(part.name)
-            )
-        union: exp.Query = parts[0]
-        for part_query in parts[1:]:
-            union = exp.union(union, part_query, distinct=False)
-        engine.register_query(SOURCE, exp.select("*").from_(exp.Subquery(this=union, alias="__files")))
-    else:
-        engine.register_file(SOURCE, [str(p) for p in paths], fmt)
-    return Registered(SOURCE, tuple(engine.columns(SOURCE)))
 
 
 # --- the rows a run measures ---------------------------------------------------------------------
@@ -731,4 +606,4 @@ def group_label(group: Group) -> dict[str, Any] | None:
     return dict(group) if group else None
 
 
-__all__ = ["ColumnProfiling", "Plan", "ProfileMeasurement", "measure", "open_source", "register_rows"]
+__all__ = ["ColumnProfiling", "Plan", "ProfileMeasurement", "measure", "register_rows"]
