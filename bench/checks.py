@@ -1,21 +1,27 @@
 """A check document on ten million rows: ``assay check run`` against one hand-written DuckDB query.
 
-    python bench/checks.py [--rows 10000000] [--runs 3] [--json OUT]
+    python bench/checks.py [--rows 10000000] [--runs 3] [--days 365] [--json OUT] [--out FOLDER]
 
 One document (``DOCUMENT`` below) declares 40 expectations over one profile with 3 dimensions
 (region: 5 values, venue: 20, product: 50) on a generated Parquet file: row counts, null rates,
 means, sums, minimums, maximums and three ``count_where`` conditions, judged on the total and per
-group. The hand-written contender is ONE DuckDB statement computing the same grouped metrics
-(``GROUPING SETS``, the same top-k cap) — the least any tool must do. Each contender runs in a
-fresh process, interleaved; each times its own work (assay: ``run_document``, its store
-included; hand: connect, query, fetch). Printed: medians, peak RSS, ``ratio assay/hand`` (target
-1.3).
+group. A recorded run also measures the fixed per-column profile of its slice in the same
+statement (issue 30: drift, proposals and scores read it), so the contender it is held to is
+``hand+profile``: ONE DuckDB statement computing the same grouped metrics (``GROUPING SETS``, the
+same top-k cap) AND the same per-column profile (value counts, distinct counts, nulls, blanks,
+ranges, shapes, pair orders) — the least any tool must do to record what assay records. The
+target, ``ratio assay/hand+profile <= 1.2``, is on that one. ``hand`` (the grouped metrics alone,
+the contender before the profile joined the run) is kept and its ratio printed too, so that what
+the profile costs stays in sight. Each contender runs in a fresh process, interleaved; each times
+its own work (assay: ``run_document``, its store included; hand: connect, query, fetch). Printed:
+medians, peak RSS, both ratios. Exits 1 when assay's rows, its sum of ``amount`` or two values of
+its stored profile differ from the hand-written query's.
 
 Then the cost of judging: a store holding 365 earlier days of the document's metrics (written
 through the store, as 365 runs would have left them), and one more run on a small file whose
 judgement reads that history for 40 expectations: the run's own ``seconds.judge`` is printed
 (target: under 1 second) with its ``queries.judge`` (must be 0). Exits 0 whatever the figures
-(STYLE.md habit 10), 1 when assay's grouped values differ from the hand-written query's.
+(STYLE.md habit 10), 1 when the values compared above differ.
 """
 
 from __future__ import annotations
@@ -34,7 +40,8 @@ import duckdb
 from _common import OUT, ChildRun, peak_rss_mb, report, run_child, spreads, table, warm
 
 BENCH = Path(__file__).resolve().parent
-TARGET = 1.3
+TARGET = 1.2
+CONTENDERS = ("hand+profile", "hand", "assay")
 DAY = date(2026, 11, 30)
 DIMENSIONS = ("region", "venue", "product")
 
@@ -103,7 +110,14 @@ def document(source: str) -> dict[str, Any]:
     }
 
 
-HAND_SQL = """
+# The day's rows, as assay's slice and filter give them.
+SLICE_SQL = """
+SELECT * FROM read_parquet($path)
+WHERE CAST(trade_date AS DATE) = DATE '2026-11-30' AND is_test = false
+"""
+
+# The document's metrics over the slice ``s``, for the total and each dimension, top 50 a dimension.
+CHECKS_SQL = """
 SELECT * FROM (
   SELECT *, row_number() OVER (PARTITION BY g0, g1, g2 ORDER BY n DESC, region, venue, product) AS rk
   FROM (
@@ -121,28 +135,133 @@ SELECT * FROM (
       sum(CASE WHEN price < cost THEN 1 ELSE 0 END) AS negative_margin,
       sum(CASE WHEN fee > 99 THEN 1 ELSE 0 END) AS big_fee,
       sum(CASE WHEN quantity = 0 THEN 1 ELSE 0 END) AS zero_quantity
-    FROM read_parquet($path)
-    WHERE CAST(trade_date AS DATE) = DATE '2026-11-30' AND is_test = false
+    FROM s
     GROUP BY GROUPING SETS ((), (region), (venue), (product))
   )
 ) WHERE rk <= 50
 """
 
+HAND_SQL = "WITH s AS (" + SLICE_SQL + ")\n" + CHECKS_SQL
 
-def child_hand(path: Path) -> None:
+# The per-column profile assay records of the same slice (measure/profile.py), written by hand for
+# these 12 columns as a recorded run measures a dataset's first load of 500,000 rows: the values of
+# the text, boolean, integer and date columns counted exactly (one GROUP BY each, the 1,001 most
+# frequent listed), the doubles' distinct values estimated (HyperLogLog); nulls, blanks of text;
+# minimum and maximum of numbers and dates; mean, deviation and 5 approximate quantiles of numbers;
+# the order of each of the 15 pairs of number columns (rows below, rows above).
+PROFILE_CTES = r"""
+vc_id AS (SELECT id AS v, count(*) AS n FROM s WHERE id IS NOT NULL GROUP BY 1),
+vc_trade_date AS (SELECT trade_date AS v, count(*) AS n FROM s WHERE trade_date IS NOT NULL GROUP BY 1),
+vc_region AS (SELECT region AS v, count(*) AS n FROM s WHERE region IS NOT NULL GROUP BY 1),
+vc_venue AS (SELECT venue AS v, count(*) AS n FROM s WHERE venue IS NOT NULL GROUP BY 1),
+vc_product AS (SELECT product AS v, count(*) AS n FROM s WHERE product IS NOT NULL GROUP BY 1),
+vc_quantity AS (SELECT quantity AS v, count(*) AS n FROM s WHERE quantity IS NOT NULL GROUP BY 1),
+vc_customer AS (SELECT customer AS v, count(*) AS n FROM s WHERE customer IS NOT NULL GROUP BY 1),
+vc_is_test AS (SELECT is_test::VARCHAR AS v, count(*) AS n FROM s WHERE is_test IS NOT NULL GROUP BY 1),
+profile AS (
+  SELECT count(*) AS rows,
+    count(id) AS present_id, min(id) AS min_id, max(id) AS max_id,
+    avg(id::DOUBLE) AS mean_id, stddev_pop(id::DOUBLE) AS sd_id,
+    approx_quantile(id::DOUBLE, [0.05, 0.25, 0.5, 0.75, 0.95]) AS q_id,
+    count(trade_date) AS present_trade_date, min(trade_date) AS min_trade_date,
+    max(trade_date) AS max_trade_date,
+    count(region) AS present_region, count(venue) AS present_venue, count(product) AS present_product,
+    count(customer) AS present_customer, count(is_test) AS present_is_test,
+    count(quantity) AS present_quantity, min(quantity) AS min_quantity, max(quantity) AS max_quantity,
+    avg(quantity::DOUBLE) AS mean_quantity, stddev_pop(quantity::DOUBLE) AS sd_quantity,
+    approx_quantile(quantity::DOUBLE, [0.05, 0.25, 0.5, 0.75, 0.95]) AS q_quantity,
+    count(fee) AS present_fee, approx_count_distinct(fee) AS distinct_fee, min(fee) AS min_fee,
+    max(fee) AS max_fee, avg(fee) AS mean_fee, stddev_pop(fee) AS sd_fee,
+    approx_quantile(fee, [0.05, 0.25, 0.5, 0.75, 0.95]) AS q_fee,
+    count(amount) AS present_amount, approx_count_distinct(amount) AS distinct_amount,
+    min(amount) AS min_amount, max(amount) AS max_amount, avg(amount) AS mean_amount,
+    stddev_pop(amount) AS sd_amount, approx_quantile(amount, [0.05, 0.25, 0.5, 0.75, 0.95]) AS q_amount,
+    count(price) AS present_price, approx_count_distinct(price) AS distinct_price, min(price) AS min_price,
+    max(price) AS max_price, avg(price) AS mean_price, stddev_pop(price) AS sd_price,
+    approx_quantile(price, [0.05, 0.25, 0.5, 0.75, 0.95]) AS q_price,
+    count(cost) AS present_cost, approx_count_distinct(cost) AS distinct_cost, min(cost) AS min_cost,
+    max(cost) AS max_cost, avg(cost) AS mean_cost, stddev_pop(cost) AS sd_cost,
+    approx_quantile(cost, [0.05, 0.25, 0.5, 0.75, 0.95]) AS q_cost,
+    count_if(id < fee), count_if(id > fee), count_if(id < amount), count_if(id > amount),
+    count_if(id < quantity), count_if(id > quantity), count_if(id < price), count_if(id > price),
+    count_if(id < cost), count_if(id > cost), count_if(fee < amount), count_if(fee > amount),
+    count_if(fee < quantity), count_if(fee > quantity), count_if(fee < price), count_if(fee > price),
+    count_if(fee < cost), count_if(fee > cost), count_if(amount < quantity), count_if(amount > quantity),
+    count_if(amount < price), count_if(amount > price), count_if(amount < cost), count_if(amount > cost),
+    count_if(quantity < price), count_if(quantity > price), count_if(quantity < cost),
+    count_if(quantity > cost), count_if(price < cost), count_if(price > cost),
+    (SELECT count(*) FROM vc_id) AS distinct_id,
+    (SELECT list({'v': v::VARCHAR, 'n': n}) FROM (SELECT v, n FROM vc_id ORDER BY n DESC, v LIMIT 1001))
+      AS top_id,
+    (SELECT count(*) FROM vc_trade_date) AS distinct_trade_date,
+    (SELECT list({'v': v::VARCHAR, 'n': n})
+      FROM (SELECT v, n FROM vc_trade_date ORDER BY n DESC, v LIMIT 1001)) AS top_trade_date,
+    (SELECT count(*) FROM vc_region) AS distinct_region,
+    (SELECT list({'v': v, 'n': n}) FROM (SELECT v, n FROM vc_region ORDER BY n DESC, v LIMIT 1001))
+      AS top_region,
+    (SELECT coalesce(sum(n) FILTER (WHERE regexp_matches(v, '^\s*$')), 0) FROM vc_region) AS blanks_region,
+    (SELECT count(*) FROM vc_venue) AS distinct_venue,
+    (SELECT list({'v': v, 'n': n}) FROM (SELECT v, n FROM vc_venue ORDER BY n DESC, v LIMIT 1001))
+      AS top_venue,
+    (SELECT coalesce(sum(n) FILTER (WHERE regexp_matches(v, '^\s*$')), 0) FROM vc_venue) AS blanks_venue,
+    (SELECT count(*) FROM vc_product) AS distinct_product,
+    (SELECT list({'v': v, 'n': n}) FROM (SELECT v, n FROM vc_product ORDER BY n DESC, v LIMIT 1001))
+      AS top_product,
+    (SELECT coalesce(sum(n) FILTER (WHERE regexp_matches(v, '^\s*$')), 0) FROM vc_product)
+      AS blanks_product,
+    (SELECT count(*) FROM vc_quantity) AS distinct_quantity,
+    (SELECT list({'v': v::VARCHAR, 'n': n})
+      FROM (SELECT v, n FROM vc_quantity ORDER BY n DESC, v LIMIT 1001)) AS top_quantity,
+    (SELECT count(*) FROM vc_customer) AS distinct_customer,
+    (SELECT list({'v': v, 'n': n}) FROM (SELECT v, n FROM vc_customer ORDER BY n DESC, v LIMIT 1001))
+      AS top_customer,
+    (SELECT coalesce(sum(n) FILTER (WHERE regexp_matches(v, '^\s*$')), 0) FROM vc_customer)
+      AS blanks_customer,
+    (SELECT count(*) FROM vc_is_test) AS distinct_is_test,
+    (SELECT list({'v': v, 'n': n}) FROM (SELECT v, n FROM vc_is_test ORDER BY n DESC, v LIMIT 1001))
+      AS top_is_test
+  FROM s
+)
+"""
+
+# Both in one statement, the profile's row beside the total's, as assay's statement returns them.
+HAND_PROFILE_SQL = (
+    "WITH s AS ("
+    + SLICE_SQL
+    + "),\nchecks AS ("
+    + CHECKS_SQL
+    + "),"
+    + PROFILE_CTES
+    + "SELECT * FROM checks LEFT JOIN profile ON g0 = 1 AND g1 = 1 AND g2 = 1\n"
+)
+
+# What both contenders must agree on: the slice's rows and, from the profile, two values.
+AGREED = ("rows", "amount", "distinct_customer", "mean_quantity")
+
+
+def child_hand(path: Path, *, with_profile: bool) -> None:
     started, cpu = time.perf_counter(), time.process_time()
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
-    rows = con.execute(HAND_SQL, {"path": str(path)}).fetchall()
+    cursor = con.execute(HAND_PROFILE_SQL if with_profile else HAND_SQL, {"path": str(path)})
+    names = [d[0] for d in cursor.description]
+    rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
     con.close()
-    total = next(r for r in rows if r[3] == 1 and r[4] == 1 and r[5] == 1)
+    seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu
+    total = next(r for r in rows if r["g0"] == 1 and r["g1"] == 1 and r["g2"] == 1)
+    profiled = (
+        {"distinct_customer": total["distinct_customer"], "mean_quantity": total["mean_quantity"]}
+        if with_profile
+        else {}
+    )
     report(
         {
-            "seconds": time.perf_counter() - started,
-            "cpu_seconds": time.process_time() - cpu,
+            "seconds": seconds,
+            "cpu_seconds": cpu_seconds,
             "peak_rss_mb": peak_rss_mb(),
-            "rows": total[6],
-            "amount": total[17],
+            "rows": total["n"],
+            "amount": total["sum_amount"],
+            **profiled,
             "groups": len(rows),
         }
     )
@@ -169,6 +288,9 @@ def child_assay(doc: Path) -> None:
             workspace=Workspace(Path(folder)),
         )
         seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu
+        # what the run stored: the document's metrics and the slice's per-column profile
+        (load,) = store.window("bench.trades", DAY + timedelta(days=1), partition="daily")
+        stored = store.load_metrics([load.id])[load.id]
     counts = {o["outcome"] for o in result.outcomes}
     rows = result.profiles["daily"]["rows"]
     report(
@@ -177,6 +299,9 @@ def child_assay(doc: Path) -> None:
             "cpu_seconds": cpu_seconds,
             "peak_rss_mb": peak_rss_mb(),
             "rows": rows,
+            "amount": stored.get(("Dataset", "*", "sum(amount)")),
+            "distinct_customer": stored.get(("Column", "customer", "DistinctValuesCount")),
+            "mean_quantity": stored.get(("Column", "quantity", "Mean")),
             "outcomes": sorted(counts),
             "queries": result.queries,
             "groups": len(result.outcomes),
@@ -184,8 +309,8 @@ def child_assay(doc: Path) -> None:
     )
 
 
-def judging(folder: Path) -> dict[str, Any]:
-    """One run judged against 365 stored days of the document's metrics."""
+def judging(folder: Path, days: int) -> dict[str, Any]:
+    """One run judged against ``days`` stored days of the document's metrics."""
     from assay.platform.checks.document import load_document
     from assay.platform.runs.check import run_document
     from assay.store import MetricKey, MetricStore
@@ -213,7 +338,7 @@ def judging(folder: Path) -> dict[str, Any]:
             (),
             *[((d, f"{d[0]}{i}"),) for d in DIMENSIONS for i in range(50 if d == "product" else 20)],
         ]
-        for back in range(365, 0, -1):
+        for back in range(days, 0, -1):
             day = DAY - timedelta(days=back)
             load = store.create_load(
                 "bench.trades",
@@ -252,26 +377,28 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--child", choices=("hand", "assay"))
+    parser.add_argument("--days", type=int, default=365, help="stored days the judged run reads")
+    parser.add_argument("--out", type=Path, default=OUT, help="where the generated file is kept")
+    parser.add_argument("--child", choices=CONTENDERS)
     parser.add_argument("--path", type=Path)
     args = parser.parse_args()
-    if args.child == "hand":
-        child_hand(args.path)
+    if args.child in ("hand", "hand+profile"):
+        child_hand(args.path, with_profile=args.child == "hand+profile")
         return 0
     if args.child == "assay":
         child_assay(args.path)
         return 0
-    data = OUT / f"checks-v1-{args.rows}.parquet"
+    data = args.out / f"checks-v1-{args.rows}.parquet"
     if not data.exists():
-        OUT.mkdir(parents=True, exist_ok=True)
+        args.out.mkdir(parents=True, exist_ok=True)
         duckdb.connect().sql(DATA_SQL, params={"rows": args.rows}).write_parquet(str(data))
-    doc = OUT / f"checks-v1-{args.rows}.yaml"
+    doc = args.out / f"checks-v1-{args.rows}.yaml"
     doc.write_text(json.dumps(document(str(data)), indent=1))
     warm(data)
-    runs: dict[str, list[ChildRun]] = {"hand": [], "assay": []}
+    runs: dict[str, list[ChildRun]] = {name: [] for name in CONTENDERS}
     for round_ in range(args.runs):
         for name in runs:
-            target = data if name == "hand" else doc
+            target = doc if name == "assay" else data
             run = run_child([str(Path(__file__)), "--child", name, "--path", str(target)])
             runs[name].append(run)
             print(f"  round {round_ + 1}: {name}: {run.measurements['seconds']:.2f} s", flush=True)
@@ -289,24 +416,35 @@ def main() -> int:
     ]
     print()
     print(table(["contender", "median s", "cpu s", "peak RSS MB"], rows))
-    ratio = measured["assay"]["seconds"]["median"] / measured["hand"]["seconds"]["median"]
-    print(f"ratio assay/hand = {ratio:.2f} (target <= {TARGET})")
-    hand, mine = runs["hand"][-1].measurements, runs["assay"][-1].measurements
-    agree = hand["rows"] == mine["rows"]
+    median = {name: m["seconds"]["median"] for name, m in measured.items()}
+    ratio = median["assay"] / median["hand+profile"]
+    print(f"ratio assay/hand+profile = {ratio:.2f} (target <= {TARGET})")
+    bare = median["assay"] / median["hand"]
+    print(f"ratio assay/hand = {bare:.2f} (the hand-written query without the profile assay records)")
+    profiled, hand, mine = (runs[name][-1].measurements for name in CONTENDERS)
+    agree = all(_same(profiled[key], mine[key]) for key in AGREED) and _same(hand["rows"], mine["rows"])
     print(
-        f"rows measured: hand {hand['rows']:,}, assay {mine['rows']:,}; assay queries {mine['queries']}; "
-        f"outcomes {mine['outcomes']}"
+        f"rows measured: hand {hand['rows']:,}, hand+profile {profiled['rows']:,}, assay {mine['rows']:,}; "
+        f"profile agrees: {agree}; assay queries {mine['queries']}; outcomes {mine['outcomes']}"
     )
     with tempfile.TemporaryDirectory() as folder:
-        judged = judging(Path(folder))
+        judged = judging(Path(folder), args.days)
     print(
         f"judging {judged['expectations']} expectations ({judged['outcomes']} outcomes) "
-        f"against 365 stored days: {judged['judge_seconds']:.3f} s (target < 1 s), "
+        f"against {args.days} stored days: {judged['judge_seconds']:.3f} s (target < 1 s), "
         f"data queries while judging: {judged['queries']['judge']}"
     )
     if args.json:
-        args.json.write_text(json.dumps({"measured": measured, "ratio": ratio, "judging": judged}, indent=1))
+        figures = {"measured": measured, "ratio": ratio, "ratio_without_profile": bare, "judging": judged}
+        args.json.write_text(json.dumps(figures, indent=1))
     return 0 if agree else 1
+
+
+def _same(one: float | None, other: float | None) -> bool:
+    """Equal, or within float summation's rounding (the engines add in different orders)."""
+    if one is None or other is None:
+        return one is other
+    return abs(one - other) <= 1e-9 * max(1.0, abs(one), abs(other))
 
 
 if __name__ == "__main__":

@@ -123,3 +123,24 @@ def test_detection_bench_runs_one_dataset_and_prints_every_detector(tmp_path: Pa
     assert found["faults"]["never-seen category, 1% of rows"]["assay"]["recall"] == 1.0
     assert set(found["faults"]) == {"null 2% (never-null number)", "never-seen category, 1% of rows"}
     assert found["clean"]["assay"]["loads"] == 3
+
+
+def test_checks_bench_holds_assay_to_the_hand_written_query_with_the_profile(tmp_path: Path) -> None:
+    """The contender a recorded check run is held to computes the per-column profile too (issue
+    30); the ratio to the bare grouped query is printed beside it, and the profile's values agree."""
+    measurements = tmp_path / "checks.json"
+    args = ["--rows", "20000", "--runs", "1", "--days", "3", "--out", str(tmp_path)]
+    args += ["--json", str(measurements)]
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "checks.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^ratio assay/hand\+profile = \d+\.\d\d \(target <= 1\.2\)$", done.stdout, re.MULTILINE)
+    assert re.search(r"^ratio assay/hand = \d+\.\d\d \(the hand-written", done.stdout, re.MULTILINE)
+    assert "profile agrees: True" in done.stdout
+    payload = json.loads(measurements.read_text())
+    assert set(payload["measured"]) == {"hand+profile", "hand", "assay"}

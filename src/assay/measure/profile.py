@@ -195,7 +195,9 @@ def is_small(engine: Engine, table: str, width: int) -> bool:
     """
     bound = small_rows(width)
     first = exp.select(exp.Literal.number(1)).from_(exp.to_identifier(table, quoted=True)).limit(bound + 1)
-    counted = exp.select(exp.alias_(exp.Count(this=exp.Star()), "n")).from_(first.subquery("__first"))
+    counted = exp.select(exp.alias_(exp.Count(this=exp.Star()), "n", copy=False)).from_(
+        first.subquery("__first")
+    )
     return int(engine.rows(counted, measuring=False)[0]["n"]) <= bound
 
 
@@ -325,11 +327,15 @@ def profile_query(
     cap: int = CAP,
     exact: Sequence[str] | None = None,
     pairs: Sequence[tuple[str, str]] | None = None,
+    counts: Mapping[str, exp.Query] | None = None,
 ) -> exp.Select:
     """The one statement that profiles ``table``: the columns named in ``exact`` (by default,
     those :func:`exact_columns` picks for a first load) and the declared categorical ones have
     their values counted (one CTE each), the others' distinct counts are estimated. The column
     ``pairs`` (by default every pair of :func:`column_pairs`) have their orders counted.
+    ``counts`` maps a column to a query of a statement this one joins that has already grouped
+    ``table``'s rows by it: one row per value (null included) with the column under its name and
+    its rows as ``__n``; the column's values are read from it instead of grouped again.
 
     >>> cols = [Column("venue", "VARCHAR", DataKind.STRING), Column("px", "DOUBLE", DataKind.FLOAT)]
     >>> sql = profile_query("t", cols).sql("duckdb")
@@ -348,22 +354,18 @@ def profile_query(
     # DuckDB plans a statement of N grouped subqueries in about N² time (400: 5 s) and refuses
     # one of N CTEs beyond its expression depth (500 columns failed after 2 minutes).
     long = sum(1 for c in columns if c.name in counted_names) > WIDE
-    projections: list[exp.Expr] = [exp.alias_(exp.Count(this=exp.Star()), "rows", quoted=True)]
+    projections: list[exp.Expr] = [exp.alias_(exp.Count(this=exp.Star()), "rows", quoted=True, copy=False)]
     ctes: list[exp.CTE] = []
     for i, column in enumerate(columns):
         text = column.kind is DataKind.STRING
         c = as_text(column) if text else _q(column.name)
-        projections.append(exp.alias_(exp.Count(this=c.copy()), f"present{i}", quoted=True))
+        projections.append(exp.alias_(exp.Count(this=c.copy()), f"present{i}", quoted=True, copy=False))
         if text and column.name not in counted_names:
             # A counted column's blanks are summed from its value counts instead: trimming each
             # of a few distinct values, not every row (trimming six text columns of a million
             # rows doubled the profile's time).
             projections.append(
-                exp.alias_(
-                    KINDS["blank_count"].aggregate(column),
-                    f"blank{i}",
-                    quoted=True,
-                )
+                exp.alias_(KINDS["blank_count"].aggregate(column), f"blank{i}", quoted=True, copy=False)
             )
         if column.name in counted_names and long:
             pass  # counted by the one GROUP BY of (column, value) pairs below
@@ -373,30 +375,46 @@ def profile_query(
             # or date column's are grouped as themselves and shown as text.
             counted = categorical(column, declared)
             grouped = _text_of(c.copy(), column) if counted and not text else c.copy()
-            source_table = exp.Table(this=exp.to_identifier(table, quoted=True))
-            values = exp.Select(
-                expressions=[
-                    exp.alias_(grouped, "v", quoted=True),
-                    exp.alias_(exp.Count(this=exp.Star()), "n", quoted=True),
-                ],
-                from_=exp.From(this=source_table),
-                where=exp.Where(this=exp.Not(this=exp.Is(this=c.copy(), expression=exp.Null()))),
-                group=exp.Group(expressions=[exp.Literal.number(1)]),
-            )
+            present = exp.Where(this=exp.Not(this=exp.Is(this=c.copy(), expression=exp.Null())))
+            shared = (counts or {}).get(column.name)
+            if shared is None:
+                source_table = exp.Table(this=exp.to_identifier(table, quoted=True))
+                values = exp.Select(
+                    expressions=[
+                        exp.alias_(grouped, "v", quoted=True, copy=False),
+                        exp.alias_(exp.Count(this=exp.Star()), "n", quoted=True, copy=False),
+                    ],
+                    from_=exp.From(this=source_table),
+                    where=present,
+                    group=exp.Group(expressions=[exp.Literal.number(1)]),
+                )
+            else:  # grouped already (a check's dimension): a value's rows are its group's
+                alias = exp.TableAlias(this=exp.to_identifier("__counted", quoted=True))
+                values = exp.Select(
+                    expressions=[
+                        exp.alias_(grouped, "v", quoted=True, copy=False),
+                        exp.alias_(_q("__n"), "n", quoted=True, copy=False),
+                    ],
+                    from_=exp.From(this=exp.Subquery(this=shared, alias=alias)),
+                    where=present,
+                )
             ctes.append(exp.CTE(this=values, alias=exp.TableAlias(this=exp.to_identifier(name, quoted=True))))
             source = exp.to_identifier(name, quoted=True)
             projections.append(
                 exp.alias_(
-                    exp.Subquery(this=exp.select(exp.Count(this=exp.Star())).from_(source)),
+                    exp.Subquery(
+                        this=exp.select(exp.Count(this=exp.Star()), copy=False).from_(source, copy=False)
+                    ),
                     f"distinct{i}",
                     quoted=True,
+                    copy=False,
                 )
             )
             top = (
-                exp.select(_q("v"), _q("n"))
-                .from_(source.copy())
-                .order_by(exp.Ordered(this=_q("n"), desc=True), exp.Ordered(this=_q("v")))
-                .limit(cap + 1)
+                exp.select(_q("v"), _q("n"), copy=False)
+                .from_(source.copy(), copy=False)
+                .order_by(exp.Ordered(this=_q("n"), desc=True), exp.Ordered(this=_q("v")), copy=False)
+                .limit(exp.Literal.number(cap + 1), copy=False)
             )
             shown = _q("v") if text or counted else _text_of(_q("v"), column)
             entries = exp.Struct(
@@ -405,18 +423,22 @@ def profile_query(
                     exp.PropertyEQ(this=exp.to_identifier("n"), expression=_q("n")),
                 ]
             )
-            listed = exp.select(exp.ArrayAgg(this=entries)).from_(
-                exp.alias_(exp.Subquery(this=top), "__top", table=True)
+            listed = exp.select(exp.ArrayAgg(this=entries), copy=False).from_(
+                exp.alias_(exp.Subquery(this=top), "__top", table=True, copy=False), copy=False
             )
-            projections.append(exp.alias_(exp.Subquery(this=listed), f"values{i}", quoted=True))
+            projections.append(exp.alias_(exp.Subquery(this=listed), f"values{i}", quoted=True, copy=False))
             if text:
-                blanks = exp.select(_blank_sum()).from_(source.copy())
-                projections.append(exp.alias_(exp.Subquery(this=blanks), f"blank{i}", quoted=True))
+                blanks = exp.select(_blank_sum(), copy=False).from_(source.copy(), copy=False)
+                projections.append(
+                    exp.alias_(exp.Subquery(this=blanks), f"blank{i}", quoted=True, copy=False)
+                )
         else:
-            projections.append(exp.alias_(exp.ApproxDistinct(this=c.copy()), f"distinct{i}", quoted=True))
+            projections.append(
+                exp.alias_(exp.ApproxDistinct(this=c.copy()), f"distinct{i}", quoted=True, copy=False)
+            )
         if column.kind.numeric or column.kind.temporal:
-            projections.append(exp.alias_(exp.Min(this=c.copy()), f"min{i}", quoted=True))
-            projections.append(exp.alias_(exp.Max(this=c.copy()), f"max{i}", quoted=True))
+            projections.append(exp.alias_(exp.Min(this=c.copy()), f"min{i}", quoted=True, copy=False))
+            projections.append(exp.alias_(exp.Max(this=c.copy()), f"max{i}", quoted=True, copy=False))
         if column.kind.numeric:
             projections.extend(shape.projections(c.copy(), i))
     # COUNT_IF, not COUNT(*) FILTER (WHERE ...): DuckDB spends 4x as long on 90 filtered counts.
@@ -425,7 +447,7 @@ def profile_query(
         left, right = _comparable(by_name, first, second)
         for name, order in (("lt", exp.LT), ("gt", exp.GT)):
             counted_rows = exp.CountIf(this=order(this=left.copy(), expression=right.copy()))
-            projections.append(exp.alias_(counted_rows, f"{name}{k}", quoted=True))
+            projections.append(exp.alias_(counted_rows, f"{name}{k}", quoted=True, copy=False))
     if long:
         ctes.extend(_long_counts(table, columns, counted_names, declared, cap))
         summary = exp.to_identifier("__summary", quoted=True)
@@ -435,7 +457,7 @@ def profile_query(
             ]
         )
         listed_all = exp.select(exp.ArrayAgg(this=entry)).from_(summary)
-        projections.append(exp.alias_(exp.Subquery(this=listed_all), "counted", quoted=True))
+        projections.append(exp.alias_(exp.Subquery(this=listed_all), "counted", quoted=True, copy=False))
     # Built in one go: each builder call (``.select``, ``.with_``) copies the whole statement.
     query = exp.Select(
         expressions=projections, from_=exp.From(this=exp.Table(this=exp.to_identifier(table, quoted=True)))
@@ -445,13 +467,16 @@ def profile_query(
     return query
 
 
+_VARCHAR = exp.DataType.build("VARCHAR")  # built once: each build parses the type's name
+
+
 def _text_of(value: exp.Expr, column: Column) -> exp.Expr:
     """A counted value of ``column`` as text, the same on every engine: a timestamp is written as
     its wall-clock time in UTC (cast to DuckDB's TIMESTAMP, Spark's TIMESTAMP_NTZ, first), since
     DuckDB writes a zoned one with an offset ("2013-01-01 20:00:00+00") and Spark without."""
     if column.kind is DataKind.TIMESTAMP:
         value = exp.cast(value, exp.DataType.build("TIMESTAMP", dialect="duckdb"))
-    return exp.cast(value, exp.DataType.build("VARCHAR"))
+    return exp.cast(value, _VARCHAR.copy())
 
 
 def _comparable(columns: Mapping[str, Column], first: str, second: str) -> tuple[exp.Expr, exp.Expr]:
@@ -488,13 +513,13 @@ def _long_counts(
     values = exp.Array(expressions=[_text_of(_q(c.name), c) for _, c in chosen])
     cells = exp.Select(
         expressions=[
-            exp.alias_(exp.Explode(this=positions), "i", quoted=True),
-            exp.alias_(exp.Explode(this=values), "v", quoted=True),
+            exp.alias_(exp.Explode(this=positions), "i", quoted=True, copy=False),
+            exp.alias_(exp.Explode(this=values), "v", quoted=True, copy=False),
         ],
         from_=exp.From(this=exp.Table(this=exp.to_identifier(table, quoted=True))),
     )
     counts = exp.Select(
-        expressions=[_q("i"), _q("v"), exp.alias_(exp.Count(this=exp.Star()), "n", quoted=True)],
+        expressions=[_q("i"), _q("v"), exp.alias_(exp.Count(this=exp.Star()), "n", quoted=True, copy=False)],
         from_=exp.From(
             this=exp.Subquery(this=cells, alias=exp.TableAlias(this=exp.to_identifier("__cells")))
         ),
@@ -519,9 +544,9 @@ def _long_counts(
     summary = exp.Select(
         expressions=[
             _q("i"),
-            exp.alias_(exp.Count(this=exp.Star()), "d", quoted=True),
-            exp.alias_(top, "top", quoted=True),
-            exp.alias_(_blank_sum(), "b", quoted=True),
+            exp.alias_(exp.Count(this=exp.Star()), "d", quoted=True, copy=False),
+            exp.alias_(top, "top", quoted=True, copy=False),
+            exp.alias_(_blank_sum(), "b", quoted=True, copy=False),
         ],
         from_=exp.From(this=exp.Table(this=exp.to_identifier("__counts", quoted=True))),
         group=exp.Group(expressions=[exp.Literal.number(1)]),

@@ -42,14 +42,17 @@ class Shape:
         return out
 
 
+_DOUBLE = exp.DataType.build("DOUBLE")  # built once: each build parses the type's name
+
+
 def projections(value: exp.Expr, i: int) -> list[exp.Expr]:
     """The aggregates of column ``i``'s shape, as doubles (an integer's mean is no integer)."""
-    x = exp.cast(value, exp.DataType.build("DOUBLE"))
+    x = exp.cast(value, _DOUBLE.copy())
     wanted = exp.Array(expressions=[exp.Literal.number(q) for q in QUANTILES])
     return [
-        exp.alias_(exp.Avg(this=x.copy()), f"mean{i}", quoted=True),
-        exp.alias_(exp.StddevPop(this=x.copy()), f"sd{i}", quoted=True),
-        exp.alias_(exp.ApproxQuantile(this=x, quantile=wanted), f"q{i}", quoted=True),
+        exp.alias_(exp.Avg(this=x.copy()), f"mean{i}", quoted=True, copy=False),
+        exp.alias_(exp.StddevPop(this=x.copy()), f"sd{i}", quoted=True, copy=False),
+        exp.alias_(exp.ApproxQuantile(this=x, quantile=wanted), f"q{i}", quoted=True, copy=False),
     ]
 
 

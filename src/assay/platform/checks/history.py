@@ -12,9 +12,10 @@ from assay.lake.readers import Registered
 from assay.measure import ScanPlan
 from assay.platform.checks.document import Document
 from assay.platform.checks.engine import default_engine
-from assay.platform.checks.measure import ROWS, Plan, open_source, register_rows
+from assay.platform.checks.measure import ROWS, Plan, register_rows
 from assay.platform.checks.outcomes import parse_at
 from assay.platform.checks.rules import CompiledRules, parse_rule
+from assay.platform.checks.source import open_source
 from assay.platform.sources import confine
 from assay.rules.plan import Context
 from assay.workspace import Workspace

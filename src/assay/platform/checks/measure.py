@@ -7,7 +7,9 @@ passed through the profile's ``filter``) are the view ``primary``. The one state
   (``GROUP BY GROUPING SETS``), the groups of each dimension capped at ``top_k`` by rows;
 - the metrics of the profile's DQDL ``rule`` expectations (the rules' own one-scan plan, as a
   subquery), so a DQDL rule joins the same scan;
-- the sample rows of ``count_where`` metrics that ask for them (a ``LIMIT``-ed subquery).
+- the sample rows of ``count_where`` metrics that ask for them (a ``LIMIT``-ed subquery);
+- on a recorded run, the per-column profile of the same rows (:class:`ColumnProfiling`), whose
+  value counts of a dimension are read from that dimension's grouping set.
 
 A metric the document declares but the data cannot answer (an unknown column, ``mean`` of a text
 column, a condition that does not parse) is left out of the statement and reported in
@@ -20,28 +22,25 @@ from __future__ import annotations
 import difflib
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 from sqlglot import exp
 
 from assay.engine import Engine, EngineError
 from assay.engine.base import Column, find_column
-from assay.errors import ConfigError, PlatformError
-from assay.lake.readers import Registered, file_format, register
+from assay.errors import ConfigError
+from assay.lake.readers import Registered
 from assay.lang import sqlsafe
 from assay.measure.kinds import KINDS
 from assay.measure.profile import CAP, LoadProfile, decode, profile_query
-from assay.platform.checks.document import Document, MetricSpec, Profile
-from assay.platform.sources import SourcePolicy
+from assay.platform.checks.document import MetricSpec, Profile
+from assay.platform.checks.source import SOURCE
 from assay.rules.plan import ambiguity
-from assay.workspace import Workspace
 
-SOURCE = "__source"
 ROWS = "primary"
 _ROWCOUNT = "__rows"
 
@@ -132,130 +131,6 @@ def load_measurement(profile: Profile, stored: dict[str, Any]) -> ProfileMeasure
     out.values = {(key, group(pairs)): value for key, pairs, value in body["values"]}
     out.groups = {tuple(grouping): [group(g) for g in groups] for grouping, groups in body["groups"]}
     return out
-
-
-# --- the source ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class OpenedSource:
-    registered: Registered | None  # None: the source is absent (no file matches)
-    description: str
-    paths: tuple[Path, ...] = ()
-    missing: str | None = None
-
-
-def open_source(engine: Engine, document: Document, *, base: Path, workspace: Path | None) -> OpenedSource:
-    """Register the document's source with ``engine`` as ``__source``. Files are relative to
-    the document's folder; a glob that matches nothing is an absent source (upstream_missing)."""
-    source = document.dataset.source
-    policy = SourcePolicy.of(workspace or Workspace(None).root)
-    if source.path is not None:
-        matches = policy.files(source.path, base=base)
-        if not matches:
-            return OpenedSource(None, source.path, missing=f"no file matches {source.path}")
-        return OpenedSource(_register_files(engine, matches), source.path, tuple(matches))
-    if source.iceberg is not None:
-        from assay.lake.iceberg import Warehouse
-
-        if workspace is None:
-            raise ConfigError("an iceberg source needs a workspace (--workspace)")
-        with Warehouse.open(workspace) as warehouse:
-            if not warehouse.exists(source.iceberg):
-                known = ", ".join(t.name for t in warehouse.tables()) or "none"
-                raise ConfigError(f"iceberg table '{source.iceberg}' does not exist (tables: {known})")
-            files = warehouse.parquet_files(source.iceberg, {})
-            if files:
-                engine.register_file(SOURCE, [str(p) for p in files], "parquet")
-                return OpenedSource(
-                    Registered(SOURCE, tuple(engine.columns(SOURCE))), f"iceberg:{source.iceberg}"
-                )
-            if files == []:
-                schema = warehouse.schema(source.iceberg)
-                engine.register_arrow(SOURCE, schema.empty_table())
-            else:
-                engine.register_arrow(SOURCE, warehouse.read(source.iceberg, {}))
-        return OpenedSource(Registered(SOURCE, tuple(engine.columns(SOURCE))), f"iceberg:{source.iceberg}")
-    if source.duckdb is not None:
-        attach = getattr(engine, "attach", None)
-        if attach is None:
-            raise ConfigError("a duckdb source runs on the DuckDB engine")
-        path = policy.path(source.duckdb.path, base=base)
-        if not path.is_file():
-            return OpenedSource(None, source.describe(), missing=f"no DuckDB database at {path}")
-        policy.paths([path], source.duckdb.path)
-        _refuse_other_than_duckdb(path)
-        try:
-            attach(path, "__sourcedb")
-        except EngineError as error:
-            raise PlatformError(f"duckdb source {path}: {error.message}") from None
-        table = exp.to_table(source.duckdb.table)
-        qualified = exp.Table(
-            this=table.this,
-            db=table.args.get("db") or exp.to_identifier("main"),
-            catalog=exp.to_identifier("__sourcedb"),
-        )
-        try:
-            engine.register_query(SOURCE, exp.select("*").from_(qualified))
-            columns = engine.columns(SOURCE)
-        except EngineError as error:
-            raise ConfigError(f"duckdb table {source.duckdb.table} in {path}: {error.message}") from None
-        return OpenedSource(Registered(SOURCE, tuple(columns)), source.describe(), (path,))
-    assert source.postgres is not None
-    policy.server(source.postgres.url, f"postgres source {source.postgres.table}")
-    register_table = getattr(engine, "register_table", None)
-    if register_table is None:
-        raise ConfigError("a postgres source runs on the PostgreSQL engine")
-    register_table(SOURCE, source.postgres.table)
-    return OpenedSource(Registered(SOURCE, tuple(engine.columns(SOURCE))), source.describe())
-
-
-# The first bytes of a DuckDB database file: a header checksum, then the magic (storage format
-# docs). Checked before ATTACH because DuckDB answers a SQLite file by loading its sqlite extension
-# and any other file with an I/O error that does not say which file the author must change.
-_DUCKDB_MAGIC = (8, b"DUCK")
-_OTHER_FORMATS = {b"SQLite format 3\x00": "a SQLite database", b"PAR1": "a Parquet file"}
-
-
-def _refuse_other_than_duckdb(path: Path) -> None:
-    try:
-        with path.open("rb") as file:
-            head = file.read(16)
-    except OSError as error:
-        raise PlatformError(f"duckdb source {path}: cannot be read: {error.strerror}") from None
-    offset, magic = _DUCKDB_MAGIC
-    if head[offset : offset + len(magic)] == magic:
-        return
-    kind = next((name for start, name in _OTHER_FORMATS.items() if head.startswith(start)), None)
-    raise ConfigError(
-        f"duckdb source {path} is not a DuckDB database file"
-        + (f" (it is {kind})" if kind else "")
-        + ": point duckdb.path at a database DuckDB wrote, or use path: for data files"
-    )
-
-
-def _register_files(engine: Engine, paths: list[Path]) -> Registered:
-    if len(paths) == 1:
-        found = register(engine, SOURCE, paths[0])
-        return Registered(SOURCE, found.columns, paths[0])
-    formats = {file_format(p) for p in paths}
-    if len(formats) > 1:
-        raise ConfigError(f"the source's files mix formats ({', '.join(sorted(formats))}): use one")
-    fmt = formats.pop()
-    if fmt == "csv":
-        parts = []
-        for i, path in enumerate(paths):
-            part = register(engine, f"{SOURCE}{i}", path)
-            parts.append(
-                exp.select(*(exp.column(c.name, quoted=True) for c in part.columns)).from_(part.name)
-            )
-        union: exp.Query = parts[0]
-        for part_query in parts[1:]:
-            union = exp.union(union, part_query, distinct=False)
-        engine.register_query(SOURCE, exp.select("*").from_(exp.Subquery(this=union, alias="__files")))
-    else:
-        engine.register_file(SOURCE, [str(p) for p in paths], fmt)
-    return Registered(SOURCE, tuple(engine.columns(SOURCE)))
 
 
 # --- the rows a run measures ---------------------------------------------------------------------
@@ -398,6 +273,7 @@ def groupings(profile: Profile, extra: Sequence[tuple[str, ...]] = ()) -> list[t
 
 PROFILED = "__prof"
 MATERIALIZED = "__slice"
+GROUPED = "__grouping_sets"
 _PREFIX = "__p_"
 
 
@@ -411,10 +287,13 @@ class ColumnProfiling:
     pairs: tuple[tuple[str, str], ...]
     mixed: tuple[tuple[str, str], ...] = ()
 
-    def query(self, columns: Sequence[Column], table: str = ROWS) -> exp.Select:
+    def query(
+        self, columns: Sequence[Column], table: str = ROWS, counts: Mapping[str, exp.Query] | None = None
+    ) -> exp.Select:
         """The profile's statement over ``table``, its columns renamed ``__p_<name>`` so that
-        none meets a name of the check statement's (a dimension named ``rows``)."""
-        query = profile_query(table, columns, (), CAP, self.exact, self.pairs)
+        none meets a name of the check statement's (a dimension named ``rows``); ``counts``: the
+        columns whose values another part of the statement groups (:func:`profile_query`)."""
+        query = profile_query(table, columns, (), CAP, self.exact, self.pairs, counts)
         for projection in query.expressions:
             projection.set("alias", exp.to_identifier(_PREFIX + projection.alias, quoted=True))
         return query
@@ -475,20 +354,39 @@ class Plan:
     def statement(self) -> exp.Select:
         rows = exp.to_identifier(self._rows, quoted=True)
         dims = [exp.column(d, quoted=True) for d in self.dimensions]
-        projections: list[exp.Expr] = [exp.alias_(exp.Count(this=exp.Star()), _ROWCOUNT, quoted=True)]
+        shared: exp.CTE | None = None
+        projections: list[exp.Expr] = [
+            exp.alias_(exp.Count(this=exp.Star()), _ROWCOUNT, quoted=True, copy=False)
+        ]
         projections += [
-            exp.alias_(expr.copy(), alias, quoted=True) for alias, expr in self.expressions.items()
+            exp.alias_(expr.copy(), alias, quoted=True, copy=False)
+            for alias, expr in self.expressions.items()
         ]
         if dims:
             flags = [
-                exp.alias_(exp.func("GROUPING", d.copy()), f"__g{i}", quoted=True) for i, d in enumerate(dims)
+                exp.alias_(exp.func("GROUPING", d.copy()), f"__g{i}", quoted=True, copy=False)
+                for i, d in enumerate(dims)
             ]
-            grouped = exp.select(*(d.copy() for d in dims), *flags, *projections).from_(rows)
+            # Built without the builders' copies of the whole tree (copy=False): the statement
+            # of bench/checks.py took 0.05 s to build, as long as DuckDB takes to plan it.
+            grouped = exp.select(*(d.copy() for d in dims), *flags, *projections, copy=False).from_(
+                rows.copy(), copy=False
+            )
             sets = [
                 exp.Tuple(expressions=[exp.column(d, quoted=True) for d in grouping])
                 for grouping in self.groupings
             ]
             grouped.set("group", exp.Group(grouping_sets=[exp.GroupingSets(expressions=sets)]))
+            if self._shares_groups():
+                # one CTE that the ranked groups and the profile's value counts both read
+                shared = exp.CTE(
+                    this=grouped,
+                    alias=exp.TableAlias(this=exp.to_identifier(GROUPED, quoted=True)),
+                    materialized=True,
+                )
+                grouped = exp.select(exp.Star(), copy=False).from_(
+                    exp.to_identifier(GROUPED, quoted=True), copy=False
+                )
             partition = [exp.column(f"__g{i}", quoted=True) for i in range(len(dims))]
             order = [exp.Ordered(this=exp.column(_ROWCOUNT, quoted=True), desc=True)] + [
                 exp.Ordered(this=d.copy(), nulls_first=False) for d in dims
@@ -498,20 +396,30 @@ class Plan:
             )
             total = exp.Window(this=exp.Count(this=exp.Star()), partition_by=[p.copy() for p in partition])
             ranked = exp.select(
-                "*", exp.alias_(rank, "__rank", quoted=True), exp.alias_(total, "__groups", quoted=True)
-            ).from_(exp.Subquery(this=grouped, alias=exp.TableAlias(this=exp.to_identifier("__grouped"))))
+                exp.Star(),
+                exp.alias_(rank, "__rank", quoted=True, copy=False),
+                exp.alias_(total, "__groups", quoted=True, copy=False),
+                copy=False,
+            ).from_(
+                exp.Subquery(this=grouped, alias=exp.TableAlias(this=exp.to_identifier("__grouped"))),
+                copy=False,
+            )
             base = (
-                exp.select("*")
-                .from_(exp.Subquery(this=ranked, alias=exp.TableAlias(this=exp.to_identifier("__ranked"))))
+                exp.select(exp.Star(), copy=False)
+                .from_(
+                    exp.Subquery(this=ranked, alias=exp.TableAlias(this=exp.to_identifier("__ranked"))),
+                    copy=False,
+                )
                 .where(
                     exp.LTE(
                         this=exp.column("__rank", quoted=True),
                         expression=exp.Literal.number(self.profile.top_k),
-                    )
+                    ),
+                    copy=False,
                 )
             )
         else:
-            base = exp.select(*projections).from_(rows)
+            base = exp.select(*projections, copy=False).from_(rows.copy(), copy=False)
         extras: list[exp.Expr] = []
         for _key, (alias, condition, limit) in self.samples.items():
             flagged = (
@@ -532,38 +440,78 @@ class Plan:
             sub = exp.select(agg).from_(
                 exp.Subquery(this=flagged, alias=exp.TableAlias(this=exp.to_identifier("__t", quoted=True)))
             )
-            extras.append(exp.alias_(exp.Subquery(this=sub), alias, quoted=True))
+            extras.append(exp.alias_(exp.Subquery(this=sub), alias, quoted=True, copy=False))
         if not extras and self.dqdl is None and self.profiling is None:
             return base
         everything = exp.Column(this=exp.Star(), table=exp.to_identifier("__base"))
-        outer = exp.select(everything, *extras).from_(
-            exp.Subquery(this=base, alias=exp.TableAlias(this=exp.to_identifier("__base")))
+        outer = exp.select(everything, *extras, copy=False).from_(
+            exp.Subquery(this=base, alias=exp.TableAlias(this=exp.to_identifier("__base"))), copy=False
         )
         if self.dqdl is not None:
             outer = outer.select(
-                exp.Column(this=exp.Star(), table=exp.to_identifier("__dq")), append=True
+                exp.Column(this=exp.Star(), table=exp.to_identifier("__dq")), append=True, copy=False
             ).join(
-                exp.Subquery(this=self.dqdl, alias=exp.TableAlias(this=exp.to_identifier("__dq"))),
+                exp.Subquery(this=self.dqdl.copy(), alias=exp.TableAlias(this=exp.to_identifier("__dq"))),
                 join_type="cross",
+                copy=False,
             )
         if self.profiling is not None:
-            outer = self._with_profiling(outer, self.profiling)
+            outer = self._with_profiling(outer, self.profiling, shared)
         return outer
 
-    def _with_profiling(self, outer: exp.Select, profiling: ColumnProfiling) -> exp.Select:
+    def _shares_groups(self) -> bool:
+        """Whether the profile reads its value counts of the dimensions from the grouping sets:
+        on DuckDB, where the slice is materialized once (a GROUP BY of a dimension's values
+        again cost 5 % of the statement at 1M rows in bench/checks.py)."""
+        return self.profiling is not None and self._rows == MATERIALIZED and bool(self.dimensions)
+
+    def _counted_dimensions(self, profiling: ColumnProfiling) -> dict[str, exp.Query]:
+        """The dimensions the profile counts exactly, each read from its own grouping set of
+        the GROUPED CTE: the groups where it alone is grouped, before any ``top_k`` cap."""
+        out: dict[str, exp.Query] = {}
+        for i, dimension in enumerate(self.dimensions):
+            if dimension not in profiling.exact:
+                continue
+            alone = exp.and_(
+                *(
+                    exp.EQ(
+                        this=exp.column(f"__g{j}", quoted=True), expression=exp.Literal.number(int(j != i))
+                    )
+                    for j in range(len(self.dimensions))
+                )
+            )
+            out[dimension] = exp.Select(
+                expressions=[
+                    exp.column(dimension, quoted=True),
+                    exp.alias_(exp.column(_ROWCOUNT, quoted=True), "__n", quoted=True, copy=False),
+                ],
+                from_=exp.From(this=exp.to_identifier(GROUPED, quoted=True)),
+                where=exp.Where(this=alone),
+            )
+        return out
+
+    def _with_profiling(
+        self, outer: exp.Select, profiling: ColumnProfiling, grouped: exp.CTE | None = None
+    ) -> exp.Select:
         """``outer`` joined with the per-column profile's one row, on the total's row only (a
         group's row would repeat its value lists). Its CTEs move to the top of the statement:
-        not every engine takes a WITH inside a joined subquery."""
-        query = profiling.query(self.columns, self._rows)
+        not every engine takes a WITH inside a joined subquery. ``grouped``: the check's
+        grouping sets as a CTE, which the profile reads the dimensions' value counts from."""
+        counts = self._counted_dimensions(profiling) if grouped is not None else None
+        query = profiling.query(self.columns, self._rows, counts)
         found = query.args.get("with_")
         query.set("with_", None)
         ctes: list[exp.CTE] = list(found.expressions) if found is not None else []
+        if grouped is not None:
+            ctes.insert(0, grouped)
         if self._rows == MATERIALIZED:
             read = exp.select("*").from_(exp.to_identifier(ROWS, quoted=True))
             alias = exp.TableAlias(this=exp.to_identifier(MATERIALIZED, quoted=True))
             ctes.insert(0, exp.CTE(this=read, alias=alias, materialized=True))
         joined = exp.Subquery(this=query, alias=exp.TableAlias(this=exp.to_identifier(PROFILED)))
-        outer = outer.select(exp.Column(this=exp.Star(), table=exp.to_identifier(PROFILED)), append=True)
+        outer = outer.select(
+            exp.Column(this=exp.Star(), table=exp.to_identifier(PROFILED)), append=True, copy=False
+        )
         if self.dimensions:
             total = exp.and_(
                 *(
@@ -574,9 +522,9 @@ class Plan:
                     for i in range(len(self.dimensions))
                 )
             )
-            outer = outer.join(joined, on=total, join_type="left")
+            outer = outer.join(joined, on=total, join_type="left", copy=False)
         else:
-            outer = outer.join(joined, join_type="cross")
+            outer = outer.join(joined, join_type="cross", copy=False)
         if ctes:
             outer.set("with_", exp.With(expressions=ctes))
         return outer
@@ -658,4 +606,4 @@ def group_label(group: Group) -> dict[str, Any] | None:
     return dict(group) if group else None
 
 
-__all__ = ["ColumnProfiling", "Plan", "ProfileMeasurement", "measure", "open_source", "register_rows"]
+__all__ = ["ColumnProfiling", "Plan", "ProfileMeasurement", "measure", "register_rows"]

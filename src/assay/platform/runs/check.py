@@ -40,17 +40,16 @@ from assay.platform.checks.judging import Judging, metric_key
 from assay.platform.checks.measure import (
     ROWS,
     ColumnProfiling,
-    OpenedSource,
     Plan,
     ProfileMeasurement,
     dump_measurement,
     load_measurement,
     measure,
-    open_source,
     register_rows,
 )
 from assay.platform.checks.outcomes import CheckResult, parse_at, summarize
 from assay.platform.checks.rules import CompiledRules, parse_rule
+from assay.platform.checks.source import OpenedSource, open_source
 from assay.platform.runs.driver import Driver, Failed, Flow, Persisted, Retry, Settlement
 from assay.platform.runs.run import Input
 from assay.platform.sources import confine
