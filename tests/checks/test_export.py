@@ -194,6 +194,35 @@ def test_the_filter_becomes_each_rules_where_clause_and_joins_custom_sql() -> No
     )
 
 
+def test_freshness_over_the_source_is_a_rule_only_where_the_ruleset_reads_the_whole_source() -> None:
+    """``over: source`` reads every row of the source, before the slice and the filter. Without a
+    slice the ruleset is evaluated on the whole source: the rule is written, without the
+    filter's where clause. With one, the ruleset reads one slice's rows: the rule is a comment
+    that names it, to be evaluated on the whole source."""
+    declared = "[{freshness: {column: ts, over: source}}]"
+    expectation = '  - {id: e, metric: "p.freshness(ts)", expect: "<= 6 hours"}\n'
+    filtered = _document(declared, expectation, profile='    filter: "is_test = false"\n')
+    (whole,) = export_entries(filtered)
+    rule = 'ColumnValues "ts" >= (now() - 6 hours) with threshold > 0'
+    labels = ' labels=["expectation"="e", "severity"="error"]'
+    assert whole.rule == rule + labels
+    assert whole.notes == (
+        "freshness over the whole source (over: source): the profile's filter is not applied to it",
+    )
+    sliced = _document(declared, expectation, profile="    slice: {column: day}\n")
+    (entry,) = export_entries(sliced)
+    assert entry.rule is None
+    assert entry.notes == (
+        "not exported: e: freshness over the whole source (over: source), and this ruleset is "
+        f"evaluated on one slice's rows; on the whole source it is: {rule}{labels}",
+    )
+    # a freshness of the slice keeps the rule it always had
+    (of_slice,) = export_entries(
+        _document("[{freshness: ts}]", expectation, profile="    slice: {column: day}\n")
+    )
+    assert of_slice.rule is not None and of_slice.rule.startswith('ColumnValues "ts" >= (now() - 6 hours)')
+
+
 def test_what_dqdl_cannot_say_is_a_comment_and_nothing_is_dropped() -> None:
     document = parse_document(
         """

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
+import sys
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from _demo_workspace import cli_env
 from _invoke import assay
 from assay.demo import trades
 from assay.store import MetricStore
@@ -137,3 +141,47 @@ def test_the_catalog_never_shows_a_run_that_evaluated_nothing_as_green(
     plane.close()
     assert '<span class="state state-evaluated_nothing">evaluated nothing</span>' in page
     assert "state-completed" not in page and "state-passed" not in page
+
+
+@pytest.mark.parametrize(
+    ("point", "then"),
+    [
+        ("after-start", "next-pass"),
+        ("after-measure", "next-pass"),
+        ("after-measure", "recover"),
+        ("before-commit", "recover"),
+        ("after-settle", "next-pass"),
+    ],
+)
+def test_a_killed_scheduled_run_of_an_empty_day_still_opens_one_incident(
+    world: Path, point: str, then: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The morning's run killed (SIGKILL) at a write boundary, then its tick finished by the next
+    pass or by ``assay recover``: a run killed before its commit is run again as the schedule's
+    (resumed from what it measured), so the empty day opens its arrival incident; one killed
+    after its commit opened it already. Either way, once."""
+    killed = subprocess.run(
+        [sys.executable, "-m", "assay", "run", "--due", "--now", TICK, "--workspace", str(world)],
+        capture_output=True, text=True, env=cli_env(ASSAY_CRASH_AT=point), timeout=120, check=False,
+    )  # fmt: skip
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    if then == "recover":
+        assert assay("recover", "--workspace", str(world), "--json") == 0
+    else:
+        assert (
+            assay("run", "--due", "--now", "2026-11-29T07:30:00Z", "--workspace", str(world), "--json") == 0
+        )
+    capsys.readouterr()
+    with MetricStore.open(workspace=world) as store:
+        incidents = store.incidents(dataset="payments.trades")
+        runs = store.runs("payments.trades", kind="check")
+    assert [(i.expectation, i.state) for i in incidents] == [("arrival:daily", "open")]
+    assert incidents[0].message is not None and incidents[0].message.startswith(f"no data for {GONE}")
+    if point == "after-settle":  # committed with its incident: the tick is finished with it
+        assert [r.state for r in runs] == ["completed"]
+        return
+    [dead] = [r for r in runs if r.state == "system_error"]
+    [done] = [r for r in runs if r.state == "completed"]
+    # killed measured and not judged: the run that follows judges what the killed one measured
+    resumed = (done.summary or {}).get("resumed_from")
+    assert resumed == (dead.id if point in ("after-measure", "before-commit") else None)

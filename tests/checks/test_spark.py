@@ -56,3 +56,37 @@ def test_a_document_on_spark_gives_duckdbs_outcomes(tmp_path: Path, spark_sessio
     assert {o["outcome"] for o in last["outcomes"]} == {"passed", "failed", "config_error"}
     [settle] = [o for o in last["outcomes"] if o["expectation"] == "settle-after-exec"]
     assert len(settle["samples"]) == 3 and all(r["settled_at"] < r["executed_at"] for r in settle["samples"])
+
+
+def test_an_empty_slice_measures_freshness_over_the_source_on_spark_as_on_duckdb(
+    tmp_path: Path, spark_session: Any
+) -> None:
+    """A day whose file never came, on the trades document (dimensions region and venue) with
+    ``fresh`` over the whole source: Spark's GROUPING SETS give no row at all on an empty slice,
+    and the freshness, which reads the source and not the slice, must still be DuckDB's number:
+    fresh while a later file came (passed), stale once it is gone too (failed)."""
+    outcomes: dict[str, list[tuple[str, float | None]]] = {"duckdb": [], "spark": []}
+    for name, engine in (("duckdb", "duckdb"), ("spark", spark_session)):
+        for case in ("fresh", "stale"):  # one folder each: Spark keeps a listing of the files it read
+            root = tmp_path / name / case
+            path = trades.generate(root, 3)
+            text = path.read_text()
+            path.write_text(
+                text.replace("- freshness: updated_at\n", "- freshness: {column: updated_at, over: source}\n")
+            )
+            _, gone, later = trades.days(3)
+            files = root / "data" / "trades"
+            for day in (gone, later) if case == "stale" else (gone,):
+                (files / f"trades-{day}.parquet").unlink()
+            with MetricStore.open("sqlite://") as store:
+                result = run_document(
+                    load_document(path), path, at=gone, now=trades.clock(gone), store=store,
+                    workspace=Workspace(root), engine=engine, only=("fresh",), dry_run=True,
+                )  # fmt: skip
+            [fresh] = result.outcomes
+            outcomes[name].append((fresh["outcome"], fresh["observed"]))
+    assert outcomes["spark"] == outcomes["duckdb"]
+    (fresh, ahead), (stale, age) = outcomes["duckdb"]
+    assert ahead is not None and age is not None
+    assert (fresh, ahead < 0) == ("passed", True)  # the later file's rows are newer than the clock
+    assert (stale, age > 12 * 3600) == ("failed", True)

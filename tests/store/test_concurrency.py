@@ -2,36 +2,19 @@
 
 from __future__ import annotations
 
-import multiprocessing
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from multiprocessing.synchronize import Barrier
 
 import sqlalchemy as sa
 
+from _processes import TIMEOUT_SECONDS, breaking, run_together, spawn
 from assay.store import MetricKey, MetricStore, schema
 
 PROCESSES = 2
 BATCHES = 20
 METRICS_PER_BATCH = 25
 MAY_1 = datetime(2024, 5, 1, tzinfo=UTC)
-# Generous: a process that is still waiting after this long is a deadlock, not a slow machine.
-TIMEOUT_SECONDS = 120
-
-# Spawned, not forked: each process imports assay afresh and opens its own connections, as two
-# separate `assay` commands would.
-spawn = multiprocessing.get_context("spawn")
-
-
-@contextmanager
-def breaking(barrier: Barrier) -> Iterator[None]:
-    """Break the barrier when this process fails, so that the others stop waiting for it."""
-    try:
-        yield
-    except BaseException:
-        barrier.abort()
-        raise
 
 
 def open_store(url: str, barrier: Barrier, worker: int) -> None:
@@ -55,15 +38,10 @@ def save_metrics(url: str, barrier: Barrier, worker: int) -> None:
             )
 
 
-def run_together(target: Callable[[str, Barrier, int], None], url: str) -> None:
+def together(target: Callable[[str, Barrier, int], None], url: str) -> None:
     """Run ``target(url, barrier, worker)`` in separate processes and check that each one succeeds."""
     barrier = spawn.Barrier(PROCESSES, timeout=TIMEOUT_SECONDS)
-    processes = [spawn.Process(target=target, args=(url, barrier, worker)) for worker in range(PROCESSES)]
-    for process in processes:
-        process.start()
-    for process in processes:
-        process.join(TIMEOUT_SECONDS)
-    assert [process.exitcode for process in processes] == [0] * PROCESSES
+    run_together([spawn.Process(target=target, args=(url, barrier, worker)) for worker in range(PROCESSES)])
 
 
 def count(engine: sa.Engine, query: sa.Select[int]) -> int:
@@ -72,7 +50,7 @@ def count(engine: sa.Engine, query: sa.Select[int]) -> int:
 
 
 def test_processes_opening_a_fresh_store_at_once_create_it_once(store_url: str) -> None:
-    run_together(open_store, store_url)
+    together(open_store, store_url)
     engine = sa.create_engine(store_url)
     version_rows = sa.select(sa.func.count()).select_from(sa.table(schema.VERSION_TABLE))
     assert count(engine, version_rows) == 1
@@ -81,7 +59,7 @@ def test_processes_opening_a_fresh_store_at_once_create_it_once(store_url: str) 
 
 
 def test_processes_saving_metrics_at_once_all_land(store_url: str) -> None:
-    run_together(save_metrics, store_url)
+    together(save_metrics, store_url)
     engine = sa.create_engine(store_url)
     per_load = (
         sa.select(schema.metrics.c.load_id, sa.func.count(), sa.func.min(schema.metrics.c.value))
@@ -124,7 +102,7 @@ def profile_loads(url: str, barrier: Barrier, worker: int) -> None:
 
 
 def test_processes_profiling_at_once_all_land(store_url: str) -> None:
-    run_together(profile_loads, store_url)
+    together(profile_loads, store_url)
     with MetricStore.open(store_url) as store:
         loads = store.window("trades", MAY_1.date() + timedelta(days=100))
         assert len(loads) == PROCESSES * DAYS_PER_WORKER

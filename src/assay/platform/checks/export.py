@@ -155,6 +155,18 @@ def _entry(document: Document, expectation: Expectation) -> ExportEntry:
         return ExportEntry(eid, None, (f"not exported: {eid}: {error}",))
     except RuleError as error:
         return ExportEntry(eid, None, (f"not exported: {eid}: cannot be written in DQDL ({error})",))
+    spec = _spec(profile, expectation)
+    if _whole_source(spec):
+        if profile.slice is not None:  # the ruleset is evaluated on one slice's rows (the header)
+            why = (
+                "freshness over the whole source (over: source), and this ruleset is evaluated on one "
+                f"slice's rows; on the whole source it is: {text}"
+            )
+            return ExportEntry(eid, None, (f"not exported: {eid}: {why}",))
+        if profile.filter is not None:
+            notes.append(
+                "freshness over the whole source (over: source): the profile's filter is not applied to it"
+            )
     if expectation.description:
         notes.append(expectation.description)
     if expectation.owner:
@@ -164,7 +176,6 @@ def _entry(document: Document, expectation: Expectation) -> ExportEntry:
             "advisory in assay (never in pass rates or gates); DQDL has no advisory mode: "
             "Glue counts this rule in its score (label mode=advisory)"
         )
-    spec = _spec(profile, expectation)
     if spec is not None and spec.where is not None and spec.where.sample_rows:
         notes.append(
             f"sample_rows {spec.where.sample_rows} not exported: the CustomSql count keeps no example rows"
@@ -203,7 +214,9 @@ def _rule(profile: Profile, expectation: Expectation) -> ast.RuleNode:
     spec = _spec(profile, expectation)
     assert spec is not None and expectation.expect is not None
     condition = parse_expect(expectation.expect, duration=spec.kind == "freshness")
-    return TRANSLATORS[spec.kind](spec, condition, _Filter(profile))
+    # a freshness over the source reads every row, before the profile's filter (checks.md)
+    where = _Filter(profile, applied=not _whole_source(spec))
+    return TRANSLATORS[spec.kind](spec, condition, where)
 
 
 def _spec(profile: Profile, expectation: Expectation) -> MetricSpec | None:
@@ -211,6 +224,11 @@ def _spec(profile: Profile, expectation: Expectation) -> MetricSpec | None:
     if expectation.metric is None:
         return None
     return profile.spec(expectation.reference.key)
+
+
+def _whole_source(spec: MetricSpec | None) -> bool:
+    """Whether the metric reads every row of the source (``freshness: {column, over: source}``)."""
+    return spec is not None and spec.kind == "freshness" and spec.over == "source"
 
 
 Translator = Callable[[MetricSpec, ast.Condition, "_Filter"], ast.RuleNode]
@@ -470,12 +488,15 @@ def _spark(tree: exp.Expr, what: str) -> str:
 
 
 class _Filter:
-    """A profile's ``filter``, as the ``where`` clause of each of its rules."""
+    """A profile's ``filter``, as the ``where`` clause of each of its rules (none when not
+    ``applied``: a metric over the whole source)."""
 
-    def __init__(self, profile: Profile) -> None:
+    def __init__(self, profile: Profile, *, applied: bool = True) -> None:
         self.profile = profile
         self.tree = (
-            None if profile.filter is None else _predicate(profile.filter, f"profile {profile.id}'s filter")
+            None
+            if profile.filter is None or not applied
+            else _predicate(profile.filter, f"profile {profile.id}'s filter")
         )
 
     def apply(self, rule: ast.Rule) -> ast.Rule:

@@ -562,20 +562,27 @@ class Plan:
                 if self.profiling is not None and engine is not None:
                     out.columns = self.profiling.decode(engine, row, self.columns)
             out.values[(_ROWCOUNT, group)] = float(row[_ROWCOUNT] or 0)
-            for slot in self.slots:
-                try:
-                    out.values[(slot.spec.key, group)] = slot.finish(row[slot.alias], self.now)
-                except TypeError as error:
-                    out.errors[slot.spec.key] = f"{slot.spec.key}: {error}"
+            self.finish(out, row, group, self.slots)
         if out.rows is None:
             # No row for the grand total: Spark's GROUPING SETS give no row at all, not even the
             # empty set's, on an empty input (DuckDB gives the total's row of zero counts). The
-            # input had no row: the total is that, and its other values are unknown.
+            # input had no row: the total is that, and its other values are unknown (but those
+            # of the whole source, which :func:`measure` asks for alone).
             out.rows = 0
             out.values[(_ROWCOUNT, ())] = 0.0
         for groups in out.groups.values():  # largest first, as ranked in the query: the same order every run
             groups.sort(key=lambda g: ranks.get(g, 0))
         return out
+
+    def finish(
+        self, out: ProfileMeasurement, row: dict[str, Any], group: Group, slots: Sequence[_Slot]
+    ) -> None:
+        """The values of ``slots`` in ``row``, as ``group``'s, into ``out``."""
+        for slot in slots:
+            try:
+                out.values[(slot.spec.key, group)] = slot.finish(row[slot.alias], self.now)
+            except TypeError as error:
+                out.errors[slot.spec.key] = f"{slot.spec.key}: {error}"
 
 
 def _plain(value: Any) -> Any:
@@ -599,7 +606,18 @@ def measure(engine: Engine, plan: Plan, dqdl_slots: Sequence[str] = ()) -> Profi
     """Send the profile's one statement and decode its rows. Raises EngineError. (As the
     engine's rows, not an Arrow table's: pyarrow imports pandas to turn a zoned timestamp into
     Python, 0.2 to 0.5 s of every ``assay check run``.)"""
-    return plan.decode(engine.rows(plan.statement()), dqdl_slots, engine)
+    rows = engine.rows(plan.statement())
+    out = plan.decode(rows, dqdl_slots, engine)
+    whole = [slot for slot in plan.slots if slot.spec.over == "source"] if not rows else []
+    if whole:
+        # No row at all: Spark's GROUPING SETS on an empty slice (Plan.decode). A metric of the
+        # whole source does not read the slice, and a day whose rows never came is the day it is
+        # for: measured alone, it is DuckDB's number (one more statement, on that day only).
+        alone = exp.select(
+            *(exp.alias_(plan.expressions[s.alias].copy(), s.alias, quoted=True) for s in whole)
+        )
+        plan.finish(out, engine.rows(alone)[0], (), whole)
+    return out
 
 
 def group_label(group: Group) -> dict[str, Any] | None:
