@@ -7,7 +7,9 @@ Each load is a small Arrow table profiled by the real profiler (one DuckDB query
 from __future__ import annotations
 
 import functools
+import gc
 import random
+import weakref
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 
@@ -175,3 +177,29 @@ def test_shape_and_swap_can_be_switched_off() -> None:
 
     findings = judged(temperatures, swapped, no_shape_for_temp)
     assert [f.column for f in findings if f.kind == "shape"] == ["dewp"]
+
+
+def test_a_judged_load_is_not_kept_after_its_judgement() -> None:
+    """The swaps ``shape`` and ``swap`` both read are computed once per judged load and kept by
+    that load's case: nothing outlives the judgement (a web worker judging dataset after dataset
+    kept the last one's whole window alive)."""
+    today = temperatures(random.Random(1), LOADS)
+    swapped = pa.table({"temp": today.column("dewp"), "dewp": today.column("temp")})
+    case = drift.Case(drift.Today(measure(swapped)[0], START + timedelta(days=LOADS)), window(temperatures))
+    assert alerts(drift.judge(case), "swap") == [("dewp", "hard")]
+    kept = weakref.ref(case)
+    del case
+    gc.collect()
+    assert kept() is None
+
+
+def test_one_dataset_judged_after_another_gets_the_answer_it_gets_alone() -> None:
+    today = temperatures(random.Random(1), LOADS)
+    swapped = pa.table({"temp": today.column("dewp"), "dewp": today.column("temp")})
+    crossed = seasons(random.Random(1), 3)
+    crossed = pa.table({"high": crossed.column("low"), "low": crossed.column("high")})
+    alone = [(f.kind, f.column, f.severity, f.message) for f in judged(seasons, crossed)]
+    judged(temperatures, swapped)
+    after = [(f.kind, f.column, f.severity, f.message) for f in judged(seasons, crossed)]
+    assert after == alone
+    assert ("swap", "high", "hard") in [f[:3] for f in after]
