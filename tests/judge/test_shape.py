@@ -203,3 +203,18 @@ def test_one_dataset_judged_after_another_gets_the_answer_it_gets_alone() -> Non
     after = [(f.kind, f.column, f.severity, f.message) for f in judged(seasons, crossed)]
     assert after == alone
     assert ("swap", "high", "hard") in [f[:3] for f in after]
+
+
+def test_a_spread_that_shrinks_alerts_only_beyond_the_hard_band() -> None:
+    """Half the usual spread, the mean kept (a drier month of rain, fewer cities reporting in a
+    panel) is recorded, not alerted; the same column divided by 1,000 is a hard alert."""
+    today = temperatures(random.Random(1), LOADS)
+    values = today.column("temp").to_pylist()
+    mean = sum(values) / len(values)
+    narrower = today.set_column(0, "temp", pa.array([mean + (v - mean) / 2.2 for v in values]))
+    findings = judged(temperatures, narrower)
+    (finding,) = [f for f in findings if f.kind == "shape" and f.column == "temp"]
+    assert finding.detail is not None and finding.detail["metric"] == "StandardDeviation"
+    assert finding.expected is not None and finding.observed is not None
+    assert finding.observed < finding.expected[0]  # below the soft band: the judgement says so
+    assert finding.severity is None

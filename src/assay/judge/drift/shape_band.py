@@ -13,8 +13,9 @@ deviation is judged as its logarithm (a ratio: /1000 and x1.5 alike), never tigh
 factor of 1.1. Every band holds the window's own loads (:func:`_contain`). A metric is out
 beyond :data:`SHAPE_SOFT` spreads (soft) or :data:`SHAPE_HARD` (hard): far out, because real
 days move these (fog, a storm, a warm spell; ``docs/detection.md`` measures it), and one column
-has seven of them. The standard deviation alerts alone; a location (mean, quantile) only when a
-second location is out too, as severe as the second (:func:`verdict`). A column with no spread
+has seven of them. The standard deviation alerts alone (a shrinking one only beyond the hard
+band); a location (mean, quantile) only when a second location is out too, as severe as the
+second (:func:`verdict`). A column with no spread
 today that had one in every load of the window is a hard alert (constant). A column with no
 spread in most loads (rain: none on dry days) is not judged, nor one with fewer than
 :data:`MIN_VALUES` values today, nor a quantile held at one value in most loads (pinned). Two
@@ -79,7 +80,14 @@ class ShapeBand:
         return self.bounds(SHAPE_HARD / self.sensitivity)
 
     def severity(self, value: float) -> str | None:
+        """Soft beyond :data:`SHAPE_SOFT` spreads, hard beyond :data:`SHAPE_HARD`; a standard
+        deviation that shrank only beyond the hard band. A spread that shrinks is news far out
+        (a column divided by 1,000, nearly constant); a little below the window's lowest, it is
+        a drier month of a rainfall or fewer cities reporting in a panel: on the bench's clean
+        loads (``docs/detection.md``) the only shape alerts on ``seattle`` and ``txhousing``."""
         d = self.distance(value) * self.sensitivity
+        if self.log and _log(value) < self.expected:
+            return "hard" if d > SHAPE_HARD else None
         return "hard" if d > SHAPE_HARD else "soft" if d > SHAPE_SOFT else None
 
 
