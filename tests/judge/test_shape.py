@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import math
 import random
 import weakref
 from collections.abc import Callable
@@ -17,6 +18,7 @@ import pyarrow as pa
 
 from assay.engine import DuckDBEngine
 from assay.judge import drift
+from assay.judge.drift.shape_band import ShapeBand, verdict
 from assay.measure.profile import LoadProfile, profile
 from assay.store.profiles import LoadInfo
 
@@ -218,3 +220,18 @@ def test_a_spread_that_shrinks_alerts_only_beyond_the_hard_band() -> None:
     assert finding.expected is not None and finding.observed is not None
     assert finding.observed < finding.expected[0]  # below the soft band: the judgement says so
     assert finding.severity is None
+
+
+def test_locations_that_agree_alert_when_the_spread_shrank_within_its_hard_band() -> None:
+    """A column divided by 1,000 whose spread lies between the soft and the hard band: the
+    spread alone says nothing, the mean and the median far out together still alert."""
+    bands = {
+        "Mean": ShapeBand("Mean", 10.0, 1.0),
+        "Quantile50": ShapeBand("Quantile50", 10.0, 1.0),
+        "StandardDeviation": ShapeBand("StandardDeviation", 0.0, 1.0, log=True),
+    }
+    today = {"Mean": 17.0, "Quantile50": 16.5, "StandardDeviation": math.exp(-8)}
+    found = verdict(today, bands, usual_spread=True)
+    assert found is not None and found.metric == "StandardDeviation"  # the farthest out
+    assert bands["StandardDeviation"].severity(today["StandardDeviation"]) is None
+    assert found.severity == "soft"

@@ -213,17 +213,17 @@ def verdict(today: Mapping[str, float], bands: Mapping[str, ShapeBand], usual_sp
     metric, value, band = judged[0]
     # A location (the mean, a quantile) alerts when a second one agrees: one quantile alone
     # moves on real days (a wind direction turning past north, the first rain in weeks), a unit
-    # change, a shift or a flood moves several. The spread alerts alone: it is a ratio.
-    if metric != "StandardDeviation":
-        second = next((item for item in judged[1:] if item[0] != "StandardDeviation"), None)
-        spread = bands.get("StandardDeviation")
-        candidates = [second] if second is not None else []
-        if spread is not None and "StandardDeviation" in today:
-            candidates.append(("StandardDeviation", today["StandardDeviation"], spread))
-        worst = max(candidates, key=lambda item: item[2].distance(item[1]), default=None)
-        severity = None if worst is None else worst[2].severity(worst[1])
-        return Verdict(metric, value, band, severity, today, bands)
-    return Verdict(metric, value, band, band.severity(value), today, bands)
+    # change, a shift or a flood moves several. The spread alerts alone: it is a ratio. The
+    # alert is the more severe of the two (a spread that shrank is severe only far out, while
+    # the locations of a column divided by 1,000 agree).
+    locations = [item for item in judged if item[0] != "StandardDeviation"]
+    spread = [item for item in judged if item[0] == "StandardDeviation"]
+    candidates = [*locations[1:2], *spread]
+    severity = max((b.severity(v) for _, v, b in candidates), key=_RANK.__getitem__, default=None)
+    return Verdict(metric, value, band, severity, today, bands)
+
+
+_RANK = {None: 0, "soft": 1, "hard": 2}
 
 
 def judge_column(case: Case, column: ColumnProfile) -> Verdict | None:
