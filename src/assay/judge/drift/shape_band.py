@@ -15,7 +15,7 @@ beyond :data:`SHAPE_SOFT` spreads (soft) or :data:`SHAPE_HARD` (hard): far out, 
 days move these (fog, a storm, a warm spell; ``docs/detection.md`` measures it), and one column
 has seven of them. The standard deviation alerts alone (a shrinking one only beyond the hard
 band); a location (mean, quantile) only when a second location is out too, as severe as the
-second (:func:`verdict`). A column with no spread
+second or the spread, whichever is more (:func:`verdict`). A column with no spread
 today that had one in every load of the window is a hard alert (constant). A column with no
 spread in most loads (rain: none on dry days) is not judged, nor one with fewer than
 :data:`MIN_VALUES` values today, nor a quantile held at one value in most loads (pinned). Two
