@@ -222,16 +222,25 @@ def test_a_spread_that_shrinks_alerts_only_beyond_the_hard_band() -> None:
     assert finding.severity is None
 
 
-def test_locations_that_agree_alert_when_the_spread_shrank_within_its_hard_band() -> None:
-    """A column divided by 1,000 whose spread lies between the soft and the hard band: the
-    spread alone says nothing, the mean and the median far out together still alert."""
+def test_locations_that_agree_alert_when_the_spread_shrank_only_a_little() -> None:
+    """A column whose spread shrank a little beyond its soft band, and whose mean and median
+    both left theirs: the spread alone says nothing, the two locations together still alert."""
     bands = {
         "Mean": ShapeBand("Mean", 10.0, 1.0),
         "Quantile50": ShapeBand("Quantile50", 10.0, 1.0),
         "StandardDeviation": ShapeBand("StandardDeviation", 0.0, 1.0, log=True),
     }
-    today = {"Mean": 17.0, "Quantile50": 16.5, "StandardDeviation": math.exp(-8)}
+    # the spread 6.5 spreads below its centre, but within twice its soft band's low end
+    today = {"Mean": 16.3, "Quantile50": 16.2, "StandardDeviation": math.exp(-6.5)}
     found = verdict(today, bands, usual_spread=True)
     assert found is not None and found.metric == "StandardDeviation"  # the farthest out
     assert bands["StandardDeviation"].severity(today["StandardDeviation"]) is None
     assert found.severity == "soft"
+
+
+def test_a_spread_far_below_its_band_is_a_soft_alert_inside_its_hard_band() -> None:
+    band = ShapeBand("StandardDeviation", 0.0, 1.0, log=True)
+    assert band.severity(math.exp(-6.5)) is None  # 1.6 times below the soft band
+    assert band.severity(math.exp(-7)) == "soft"  # 2.7 times below
+    assert band.severity(math.exp(-13)) == "hard"
+    assert band.severity(math.exp(6.5)) == "soft"  # a spread that grew: 6 spreads is enough

@@ -13,7 +13,7 @@ deviation is judged as its logarithm (a ratio: /1000 and x1.5 alike), never tigh
 factor of 1.1. Every band holds the window's own loads (:func:`_contain`). A metric is out
 beyond :data:`SHAPE_SOFT` spreads (soft) or :data:`SHAPE_HARD` (hard): far out, because real
 days move these (fog, a storm, a warm spell; ``docs/detection.md`` measures it), and one column
-has seven of them. The standard deviation alerts alone (a shrinking one only beyond the hard
+has seven of them. The standard deviation alerts alone (a shrinking one only far below its
 band); a location (mean, quantile) only when a second location is out too, as severe as the
 second or the spread, whichever is more (:func:`verdict`). A column with no spread
 today that had one in every load of the window is a hard alert (constant). A column with no
@@ -42,6 +42,7 @@ MIN_VALUES = 10  # values today before a shape is judged: the spread of three gu
 QUANTILE_FLOOR = 0.2  # of the usual standard deviation: the narrowest a quantile's spread gets
 MEAN_FLOOR = 0.1  # and a mean's: a move of a tenth of a deviation is no news in any column
 LOG_FLOOR = math.log(1.1)  # the narrowest the standard deviation's spread gets, as a ratio
+SHRINK = 2.0  # how many times below its soft band a shrunk standard deviation must lie to alert
 METRICS = ("Mean", "StandardDeviation", *QUANTILE_NAMES)
 """The metrics judged, in the order a finding names them."""
 
@@ -81,14 +82,17 @@ class ShapeBand:
 
     def severity(self, value: float) -> str | None:
         """Soft beyond :data:`SHAPE_SOFT` spreads, hard beyond :data:`SHAPE_HARD`; a standard
-        deviation that shrank only beyond the hard band. A spread that shrinks is news far out
-        (a column divided by 1,000, nearly constant); a little below the window's lowest, it is
-        a drier month of a rainfall or fewer cities reporting in a panel: on the bench's clean
-        loads (``docs/detection.md``) the only shape alerts on ``seattle`` and ``txhousing``."""
+        deviation that shrank soft only when it is also :data:`SHRINK` times below the soft
+        band. A spread that shrinks is news far out (a column divided by 1,000, nearly
+        constant); a little below the window's lowest, it is a drier month of a rainfall (1.4
+        times below) or fewer cities reporting in a panel (1.02): on the bench's clean loads
+        (``docs/detection.md``) the only shape alerts on ``seattle`` and ``txhousing``."""
         d = self.distance(value) * self.sensitivity
+        if d > SHAPE_HARD:
+            return "hard"
         if self.log and _log(value) < self.expected:
-            return "hard" if d > SHAPE_HARD else None
-        return "hard" if d > SHAPE_HARD else "soft" if d > SHAPE_SOFT else None
+            return "soft" if d > SHAPE_SOFT and value * SHRINK < self.soft[0] else None
+        return "soft" if d > SHAPE_SOFT else None
 
 
 def _log(value: float) -> float:
