@@ -7,7 +7,10 @@ Each load is a small Arrow table profiled by the real profiler (one DuckDB query
 from __future__ import annotations
 
 import functools
+import gc
+import math
 import random
+import weakref
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 
@@ -15,6 +18,7 @@ import pyarrow as pa
 
 from assay.engine import DuckDBEngine
 from assay.judge import drift
+from assay.judge.drift.shape_band import ShapeBand, verdict
 from assay.measure.profile import LoadProfile, profile
 from assay.store.profiles import LoadInfo
 
@@ -175,3 +179,68 @@ def test_shape_and_swap_can_be_switched_off() -> None:
 
     findings = judged(temperatures, swapped, no_shape_for_temp)
     assert [f.column for f in findings if f.kind == "shape"] == ["dewp"]
+
+
+def test_a_judged_load_is_not_kept_after_its_judgement() -> None:
+    """The swaps ``shape`` and ``swap`` both read are computed once per judged load and kept by
+    that load's case: nothing outlives the judgement (a web worker judging dataset after dataset
+    kept the last one's whole window alive)."""
+    today = temperatures(random.Random(1), LOADS)
+    swapped = pa.table({"temp": today.column("dewp"), "dewp": today.column("temp")})
+    case = drift.Case(drift.Today(measure(swapped)[0], START + timedelta(days=LOADS)), window(temperatures))
+    assert alerts(drift.judge(case), "swap") == [("dewp", "hard")]
+    kept = weakref.ref(case)
+    del case
+    gc.collect()
+    assert kept() is None
+
+
+def test_one_dataset_judged_after_another_gets_the_answer_it_gets_alone() -> None:
+    today = temperatures(random.Random(1), LOADS)
+    swapped = pa.table({"temp": today.column("dewp"), "dewp": today.column("temp")})
+    crossed = seasons(random.Random(1), 3)
+    crossed = pa.table({"high": crossed.column("low"), "low": crossed.column("high")})
+    alone = [(f.kind, f.column, f.severity, f.message) for f in judged(seasons, crossed)]
+    judged(temperatures, swapped)
+    after = [(f.kind, f.column, f.severity, f.message) for f in judged(seasons, crossed)]
+    assert after == alone
+    assert ("swap", "high", "hard") in [f[:3] for f in after]
+
+
+def test_a_spread_that_shrinks_alerts_only_beyond_the_hard_band() -> None:
+    """Half the usual spread, the mean kept (a drier month of rain, fewer cities reporting in a
+    panel) is recorded, not alerted; the same column divided by 1,000 is a hard alert."""
+    today = temperatures(random.Random(1), LOADS)
+    values = today.column("temp").to_pylist()
+    mean = sum(values) / len(values)
+    narrower = today.set_column(0, "temp", pa.array([mean + (v - mean) / 2.2 for v in values]))
+    findings = judged(temperatures, narrower)
+    (finding,) = [f for f in findings if f.kind == "shape" and f.column == "temp"]
+    assert finding.detail is not None and finding.detail["metric"] == "StandardDeviation"
+    assert finding.expected is not None and finding.observed is not None
+    assert finding.observed < finding.expected[0]  # below the soft band: the judgement says so
+    assert finding.severity is None
+
+
+def test_locations_that_agree_alert_when_the_spread_shrank_only_a_little() -> None:
+    """A column whose spread shrank a little beyond its soft band, and whose mean and median
+    both left theirs: the spread alone says nothing, the two locations together still alert."""
+    bands = {
+        "Mean": ShapeBand("Mean", 10.0, 1.0),
+        "Quantile50": ShapeBand("Quantile50", 10.0, 1.0),
+        "StandardDeviation": ShapeBand("StandardDeviation", 0.0, 1.0, log=True),
+    }
+    # the spread 6.5 spreads below its centre, but within twice its soft band's low end
+    today = {"Mean": 16.3, "Quantile50": 16.2, "StandardDeviation": math.exp(-6.5)}
+    found = verdict(today, bands, usual_spread=True)
+    assert found is not None and found.metric == "StandardDeviation"  # the farthest out
+    assert bands["StandardDeviation"].severity(today["StandardDeviation"]) is None
+    assert found.severity == "soft"
+
+
+def test_a_spread_far_below_its_band_is_a_soft_alert_inside_its_hard_band() -> None:
+    band = ShapeBand("StandardDeviation", 0.0, 1.0, log=True)
+    assert band.severity(math.exp(-6.5)) is None  # 1.6 times below the soft band
+    assert band.severity(math.exp(-7)) == "soft"  # 2.7 times below
+    assert band.severity(math.exp(-13)) == "hard"
+    assert band.severity(math.exp(6.5)) == "soft"  # a spread that grew: 6 spreads is enough

@@ -77,6 +77,7 @@ def test_one_small_class_per_judgement_in_one_table() -> None:
         "range",
         "new_value",
         "shape",
+        "default_value",
         "swap",
         "swap",
         "vanished_value",

@@ -80,7 +80,13 @@ def test_switches_per_kind_and_per_column(store: MetricStore) -> None:
     broken = broken.set_column(3, "fill", pa.array([None] * 10 + broken.column("fill").to_pylist()[10:]))
     result = flows.profile(broken, dataset="trades", load_date=day(6), store=store, config=settings)
     assert [(a.kind, a.column) for a in result.alerts] == []
-    assert {j.kind for j in result.judgements} == {"null_rate", "new_value", "swap", "vanished_value"}
+    assert {j.kind for j in result.judgements} == {
+        "null_rate",
+        "new_value",
+        "default_value",
+        "swap",
+        "vanished_value",
+    }
     assert "fill" not in {j.column for j in result.judgements if j.kind == "null_rate"}
     # the same load with the switches at their defaults: both alerts
     again = flows.profile(broken, dataset="trades", load_date=day(6), store=store)

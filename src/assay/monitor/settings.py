@@ -25,6 +25,7 @@ KINDS = (
     "range",
     "schema",
     "shape",
+    "default_value",
     "swap",
     "vanished_value",
     "duplicate_load",
@@ -115,6 +116,7 @@ class DatasetChecks(BaseModel):
     range: bool = True
     schema_: bool = Field(default=True, alias="schema")
     shape: bool = True
+    default_value: bool = True
     swap: bool = True
     vanished_value: bool = True
     duplicate_load: bool = True
@@ -130,6 +132,7 @@ class ColumnChecks(BaseModel):
     range: bool | None = None
     schema_: bool | None = Field(default=None, alias="schema")
     shape: bool | None = None
+    default_value: bool | None = None
     swap: bool | None = None
     vanished_value: bool | None = None
 

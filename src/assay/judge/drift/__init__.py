@@ -3,16 +3,16 @@
 Each kind is one small class in :data:`JUDGEMENTS`, each stating its rule in one line: the
 schema, the row count, a column's null rate against its band, the numeric range, a categorical
 column's values against every value it ever held (seed 002); a number's shape (mean, standard
-deviation, quantiles) against its bands, two number columns or two categories that exchanged
-their values, a value every load of the window held that is gone, and a load whose content
-equals an earlier one's (issue 30). Each reads a
+deviation, quantiles) against its bands, a number flooded with a default value (0, -1), two
+number columns or two categories that exchanged their values, a value every load of the window
+held that is gone, and a load whose content equals an earlier one's (issue 30). Each reads a
 :class:`Case` (today's load, the past the history read model found, the settings) and returns
 :class:`Finding` values, kept with the band they used so that ``assay history`` can show why an
 alert fired. The bands themselves are :mod:`assay.judge.drift.bands`. Nothing here reads a store.
 
 >>> [j.kind for j in JUDGEMENTS]  # doctest: +NORMALIZE_WHITESPACE
-['schema', 'volume', 'null_rate', 'range', 'new_value', 'shape', 'swap', 'swap',
- 'vanished_value', 'duplicate_load']
+['schema', 'volume', 'null_rate', 'range', 'new_value', 'shape', 'default_value', 'swap',
+ 'swap', 'vanished_value', 'duplicate_load']
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from assay.judge.drift.bands import (
 )
 from assay.judge.drift.case import Case, Finding, Past, Settings, Today
 from assay.judge.drift.category_swap import CategorySwap
+from assay.judge.drift.default_value import DefaultValue
 from assay.judge.drift.duplicate_load import DuplicateLoad
 from assay.judge.drift.new_value import NewValue
 from assay.judge.drift.null_rate import NullRate
@@ -62,6 +63,7 @@ JUDGEMENTS: tuple[Judgement, ...] = (
     Range(),
     NewValue(),
     Shape(),
+    DefaultValue(),
     NumericSwap(),
     CategorySwap(),
     VanishedValue(),

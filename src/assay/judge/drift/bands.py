@@ -112,8 +112,12 @@ def null_rate_band(
     today_activity: float | None = None,
     *,
     sensitivity: float = 1.0,
+    known_zero: bool = True,
 ) -> Band | None:
     """The band for today's missing-value rate from the window's (rows, missing), most recent first.
+    ``known_zero=False``: a rate that was zero in every load of the window is near zero, not known
+    to be zero (the "rare" band), as a value's share in a number column is (a zero visibility, a
+    temperature of exactly 0).
 
     >>> band = null_rate_band([1000] * 10, [0] * 10, 1000)
     >>> band.model, band.severity(0.0), band.severity(0.02)
@@ -130,7 +134,7 @@ def null_rate_band(
         return None
     scale = _Scale(sensitivity, today_rows)
     missing = sum(1 for _, x in pairs if x)
-    if missing == 0:  # never missing in the whole window: any missing value today is a hard alert
+    if missing == 0 and known_zero:  # never missing in the window: any missing value is a hard alert
         return Band(0.0, (0.0, 0.0), (0.0, 0.0), 0.0, "zero", len(pairs), 0, 0)
     kept = _trimmed(pairs)
     counts = {"loads": len(pairs), "missing_loads": missing, "left_out": len(pairs) - len(kept)}

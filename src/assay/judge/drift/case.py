@@ -8,12 +8,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from assay.measure.profile import LoadProfile, Metrics
 
 if TYPE_CHECKING:
     from assay.store.profiles import LoadInfo
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -69,11 +71,27 @@ class Settings:
 
 @dataclass(frozen=True)
 class Case:
-    """One load to judge: today, its past, the settings."""
+    """One load to judge: today, its past, the settings; and what several judgements of this
+    load read, computed once (:meth:`once`)."""
 
     today: Today
     past: Past
     settings: Settings = field(default_factory=Settings)
+    _once: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def once(self, name: str, compute: Callable[[Case], T]) -> T:
+        """``compute(self)``, computed on the first call for ``name`` and kept by this case: the
+        number columns that swapped are read by ``shape`` for every column and by ``swap`` once.
+        The case owns it, so it lives as long as the judgement of this load, never longer.
+
+        >>> case = Case(Today(LoadProfile(0), date(2026, 1, 1)), Past())
+        >>> calls = []
+        >>> [case.once("n", lambda c: calls.append(1) or len(calls)) for _ in range(2)], calls
+        ([1, 1], [1])
+        """
+        if name not in self._once:
+            self._once[name] = compute(self)
+        return cast("T", self._once[name])
 
     def series(self, entity: str, instance: str, name: str) -> list[float | None]:
         """One stored metric over the window, one entry per load (most recent first)."""

@@ -58,11 +58,12 @@ class NumericSwap:
 
 def swaps(case: Case) -> dict[str, str]:
     """The number columns that exchanged their values today, each mapped to the other, paired
-    closest first. The ``shape`` judgement asks for every column and ``swap`` once a load, so the
-    last case's answer is kept (``is``: another case recomputes)."""
-    last = _LAST[0]
-    if last is not None and last[0] is case:
-        return last[1]
+    closest first. The ``shape`` judgement asks for every column and ``swap`` once a load: the
+    case computes it once and keeps it (:meth:`Case.once`)."""
+    return case.once("numeric_swaps", _swaps)
+
+
+def _swaps(case: Case) -> dict[str, str]:
     verdicts: dict[str, Verdict] = {}
     for column in case.today.profile.columns:
         v = judge_column(case, column) if case.settings.enabled("swap", column.name) else None
@@ -84,11 +85,7 @@ def swaps(case: Case) -> dict[str, str]:
     for _, a, b in sorted(candidates):
         if a not in found and b not in found:
             found[a], found[b] = b, a
-    _LAST[0] = (case, found)
     return found
-
-
-_LAST: list[tuple[Case, dict[str, str]] | None] = [None]
 
 
 def _crossed_means(one: Verdict, two: Verdict) -> bool:

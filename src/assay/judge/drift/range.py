@@ -3,11 +3,15 @@ so they are judged as offsets from each load's own date, each end apart: the fir
 the window's first values, the last against its last values. An hourly file runs from midnight to
 23:00 of its day every day, so both ends an hour late are the alert (the column shifted); one end
 alone moves on clean days (an hour missing) and alerts only beyond the window's extremes widened
-by their span, as a value years away does. A number with one value per load (a year, a
-batch) says which load this is, not what it holds: it is not judged."""
+by their span, as a value years away does. Both ends moved by the same amount from the latest
+load's is a shift too: the window's bands hold the offsets before and after a change of the
+clocks, and an hour's shift hides inside them for a window's length. A number with one value
+per load (a year, a batch) says which load this is, not what it holds: it is not judged."""
 
 from __future__ import annotations
 
+import itertools
+import statistics
 from collections.abc import Sequence
 from datetime import date, datetime
 
@@ -77,6 +81,10 @@ class Range:
         # values do (a 1970-01-01, a year away).
         moved = (_side(first, first_band), _side(last, last_band))
         shifted = _shifted(first, first_band, last, last_band) or _shifted(last, last_band, first, first_band)
+        # The window's bands hold every offset it saw: across a change of the clocks they hold
+        # both, and an hour's shift lies inside them for the next 20 loads. Against the latest
+        # load, the same shift is both ends moved by the same amount.
+        step = _with_latest(first, last, firsts, lasts, resolution)
         wide = range_band(firsts, lasts, sensitivity=sensitivity)
         far = wide is not None and (first < wide[0] or last > wide[1])
         show = _days if unit == 1.0 else _hours
@@ -87,6 +95,9 @@ class Range:
         if shifted:
             later = (moved[0] or moved[1]) > 0
             message += f" (the column shifted {'later' if later else 'earlier'})"
+        elif step is not None:
+            way = "later" if step > 0 else "earlier"
+            message += f" (the column shifted: {_amount(abs(step), unit)} {way} than the latest load)"
         detail = {
             "relative_to_load_date": True,
             "unit_seconds": unit,
@@ -94,7 +105,7 @@ class Range:
             "last": list(last_band),
         }
         band = (first_band[0], last_band[1])
-        severity = "soft" if shifted or far else None
+        severity = "soft" if shifted or far or step is not None else None
         observed = first if moved[0] and not moved[1] else last
         return [Finding(column.name, self.kind, observed, band, severity, message, detail=detail)]
 
@@ -108,12 +119,61 @@ def _shifted(end: float, band: tuple[float, float], other: float, other_band: tu
     return other_band[0] <= back <= other_band[1]
 
 
+def _with_latest(
+    first: float,
+    last: float,
+    firsts: Sequence[float | None],
+    lasts: Sequence[float | None],
+    resolution: float,
+) -> float | None:
+    """How far both ends moved together from the latest load's (``firsts[0]``, ``lasts[0]``),
+    or None: each end moved beyond its usual step from one load to the next (three times the
+    median of the window's steps, at least ``resolution``), and by the same amount (to within
+    the two usual steps). A first or last reading missing moves one end; yesterday missing its
+    last hour and today its first move both, by opposite amounts.
+
+    >>> hour = 3600.0
+    >>> days = [5 * hour] * 10, [28 * hour] * 10
+    >>> _with_latest(6 * hour, 29 * hour, *days, 60.0), _with_latest(6 * hour, 28 * hour, *days, 60.0)
+    (3600.0, None)
+    """
+    if not firsts or firsts[0] is None or lasts[0] is None:
+        return None
+    usual = [_usual_step(firsts), _usual_step(lasts)]
+    moves = [first - firsts[0], last - lasts[0]]
+    if any(abs(m) <= max(resolution, 3 * u) for m, u in zip(moves, usual, strict=True)):
+        return None
+    return moves[0] if abs(moves[0] - moves[1]) <= max(resolution, sum(usual)) else None
+
+
+def _usual_step(offsets: Sequence[float | None]) -> float:
+    """The median change of an end's offset from one load of the window to the next."""
+    known = [v for v in offsets if v is not None]
+    steps = [abs(a - b) for a, b in itertools.pairwise(known)]
+    return statistics.median(steps) if steps else 0.0
+
+
 def _side(value: float, band: tuple[float, float]) -> int:
     """-1 below the band, 1 above it, 0 within."""
     return -1 if value < band[0] else 1 if value > band[1] else 0
 
 
 _RESOLUTION = 60.0  # seconds: a timestamp's ends are compared to the minute, not to the second
+
+
+def _amount(offset: float, unit: float) -> str:
+    """An offset (in days for a date, seconds for a timestamp) in words.
+
+    >>> _amount(3600.0, 86400.0), _amount(172800.0, 86400.0), _amount(1.0, 1.0)
+    ('1 hour', '2 days', '1 day')
+    """
+    if unit == 1.0:
+        value, name = offset, "day"
+    elif offset % 86400 == 0:
+        value, name = offset / 86400, "day"
+    else:
+        value, name = offset / 3600, "hour"
+    return f"{value:.4g} {name}{'' if value == 1 else 's'}"
 
 
 def _days(band: tuple[float, float]) -> str:
