@@ -147,7 +147,8 @@ HAND_SQL = "WITH s AS (" + SLICE_SQL + ")\n" + CHECKS_SQL
 # these 12 columns as a recorded run measures a dataset's first load of 500,000 rows: the values of
 # the text, boolean, integer and date columns counted exactly (one GROUP BY each, the 1,001 most
 # frequent listed), the doubles' distinct values estimated (HyperLogLog); nulls, blanks of text;
-# minimum and maximum of numbers and dates; mean, deviation and 5 approximate quantiles of numbers;
+# minimum and maximum of numbers and dates; mean, deviation, 5 approximate quantiles of numbers and
+# their counts of 0 and -1 (the default-value flood judgement);
 # the order of each of the 15 pairs of number columns (rows below, rows above).
 PROFILE_CTES = r"""
 vc_id AS (SELECT id AS v, count(*) AS n FROM s WHERE id IS NOT NULL GROUP BY 1),
@@ -190,6 +191,10 @@ profile AS (
     count_if(amount < price), count_if(amount > price), count_if(amount < cost), count_if(amount > cost),
     count_if(quantity < price), count_if(quantity > price), count_if(quantity < cost),
     count_if(quantity > cost), count_if(price < cost), count_if(price > cost),
+    count_if(id::DOUBLE = 0), count_if(id::DOUBLE = -1), count_if(quantity::DOUBLE = 0),
+    count_if(quantity::DOUBLE = -1), count_if(fee = 0), count_if(fee = -1), count_if(amount = 0),
+    count_if(amount = -1), count_if(price = 0), count_if(price = -1), count_if(cost = 0),
+    count_if(cost = -1),
     (SELECT count(*) FROM vc_id) AS distinct_id,
     (SELECT list({'v': v::VARCHAR, 'n': n}) FROM (SELECT v, n FROM vc_id ORDER BY n DESC, v LIMIT 1001))
       AS top_id,
