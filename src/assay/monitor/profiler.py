@@ -236,6 +236,28 @@ def persist(
     result.replaced = store.supersede(result.dataset, result.load_date, keep=result.load_id) if earlier else 0
 
 
+def recorded(
+    history: History,
+    load: LoadProfile,
+    *,
+    dataset: str,
+    load_date: date,
+    config: DatasetConfig,
+    inferred: frozenset[str] = frozenset(),
+) -> ProfileResult:
+    """A load another flow measured (a check run's slice, profiled inside its own statement),
+    made what :func:`measure` makes of a load it read, so that :func:`judge` and :func:`route`
+    take it alike: a column with no value has no type that day, and only the columns that are
+    categories keep their value sets (today's floods and panels still learning said apart).
+    ``inferred``: the columns whose types a reader inferred from text. ``history`` is the one of
+    the load's own partition."""
+    _untyped(load, history)
+    result = ProfileResult(dataset, load_date, load, owners=config.owners, tier=config.tier)
+    result.inferred = inferred
+    result.floods, result.learning = _categories(history, load, config, history.previous_metrics())
+    return result
+
+
 def judge(
     history: History, result: ProfileResult, window: drift.Window, config: DatasetConfig
 ) -> list[drift.Finding]:
@@ -272,14 +294,17 @@ def judge(
     return findings
 
 
-def route(store: MetricStore, result: ProfileResult, findings: Sequence[drift.Finding]) -> None:
+def route(
+    store: MetricStore, result: ProfileResult, findings: Sequence[drift.Finding], *, source: str | None = None
+) -> None:
     """Keep the judgements, and open a decision for each new value waiting on one (the values an
     earlier load brought add today's rows to theirs); the decisions no longer needed by this
-    load date are settled."""
+    load date are settled. ``source`` names where the rows came from (default
+    ``profile:<load date>``; a check run's slice names its profile)."""
     assert result.load_id is not None
     store.save_judgements(result.load_id, result.judgements)
     # the rows a load date brings to a decision are counted once, however often it is profiled
-    source = f"profile:{result.load_date.isoformat()}"
+    source = source or f"profile:{result.load_date.isoformat()}"
     for alert in result.alerts:
         if alert.kind == "new_value" and alert.column is not None:
             for item in alert.values or []:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import time as clock
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,7 @@ from assay.platform.checks.outcomes import CheckResult, parse_at, summarize
 from assay.platform.checks.rules import CompiledRules, parse_rule
 from assay.platform.runs.driver import Driver, Failed, Flow, Persisted, Retry, Settlement
 from assay.platform.runs.run import Input
+from assay.platform.runs.slices import Slice, inferred
 from assay.platform.sources import confine
 from assay.rules.plan import Context
 from assay.store import MetricKey
@@ -133,6 +134,7 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
             lambda document: default_engine(document, engine, master=spark_master)
         )
         self.judging = Judging(document, self.chosen, at=self.at, store=store)
+        self.monitor: DatasetConfig = document.monitor_config()  # the drift monitor's, of every slice
         self.resumed: dict[str, dict[str, Any]] = {}
         self.measured: Measured = {}
 
@@ -166,6 +168,7 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
             run.id, str(self.path), self.document.dataset.name, self.at_text, self.now, self.dry_run
         )
         self.result.attempts = driver.attempts
+        self.result.drift = []  # a dry run judges no drift
         self.result.queries = driver.queries
         self.result.seconds = driver.seconds
         if driver.recording:
@@ -370,29 +373,48 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
         statuses = {load: "current" for load in loads.values()}
         if statuses:
             store.settle_loads(statuses)
+        config = self.monitor
+        # each slice's profile as assay profile takes a load: which columns are categories is
+        # decided before its value counts are kept
+        slices = {pid: self._slice(pid, config) for pid in loads if self.measured[pid].columns is not None}
         for pid, load in loads.items():
-            columns = self.measured[pid].columns
-            if columns is not None:  # its schema and value counts, as assay profile keeps a load's
-                never = set(DatasetConfig.model_validate(self.document.monitor or {}).not_categorical)
-                values = {
-                    c.name: c.values for c in columns.columns if c.values is not None and c.name not in never
-                }
-                store.save_profile(load, columns.schema, values)
+            if pid in slices:  # its schema and value counts, as assay profile keeps a load's
+                store.save_profile(load, slices[pid].result.profile.schema, slices[pid].values())
             store.supersede(self.dataset, self.at.date(), partition=pid, keep=load)
         store.save_check_outcomes(run_id, self.dataset, self.at, result.outcomes)
         for pid, load in loads.items():  # what failed stays out of later baselines
             holds = check_holds(result.outcomes, self._reads(pid), self.judging.unread)
             store.hold_out_of_baselines(load, holds, run_id=run_id, at=self.now)
+        for pid, sliced in slices.items():  # the drift monitor's judgements of each slice
+            sliced.judge(store, loads[pid], config, run_id=run_id, at=self.now)
+        result.drift = [alert for sliced in slices.values() for alert in sliced.alerts()]
         if self.notify is not None:  # incidents and their notifications: the same transaction
             from assay.platform.incidents import judge
 
             started = clock.perf_counter()
-            outcomes = [*result.outcomes, *self._arrivals()]
+            owners = self.document.dataset.owners
+            drifted: list[dict[str, Any]] = []
+            dimensions: dict[str, str] = {}
+            for sliced in slices.values():
+                found, kinds = sliced.outcomes(owners.team or owners.contact)
+                drifted += found
+                dimensions.update(kinds)
+            outcomes = [*result.outcomes, *self._arrivals(), *drifted]
             result.incidents = judge(
-                store, outcomes, self._incident_context(), at=self.at, run_id=run_id, now=self.now
+                store, outcomes, self._incident_context(dimensions), at=self.at, run_id=run_id, now=self.now
             )
             result.seconds["incidents"] = clock.perf_counter() - started
-        return None if result.incidents is None else {"incidents": result.incidents}
+        updates: dict[str, Any] = {"drift": result.drift}
+        return updates if result.incidents is None else {**updates, "incidents": result.incidents}
+
+    def _slice(self, profile: str, config: DatasetConfig) -> Slice:
+        """A profile's slice as the drift monitor takes it (:mod:`assay.platform.runs.slices`)."""
+        columns = self.measured[profile].columns
+        assert columns is not None
+        kinds = inferred(self.document.dataset.source.path, columns)
+        return Slice.of(
+            self.store, self.document.dataset.name, profile, self.at.date(), columns, config, kinds
+        )
 
     def _arrivals(self) -> list[dict[str, Any]]:
         """A scheduled run's word on each sliced profile it measured: did the day's rows arrive?
@@ -439,7 +461,7 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
                 reads[e.id] = rule_keys(rules.compiled[e.id])
         return reads
 
-    def _incident_context(self) -> Any:
+    def _incident_context(self, drift: Mapping[str, str]) -> Any:
         from assay.platform.incidents import Context, dimension_of
         from assay.platform.notify import route
 
@@ -455,6 +477,7 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
             dimensions={
                 **{e.id: dimension_of(e.metric, e.rule, e.dimension) for e in self.document.expectations},
                 **{arrival(p.id): "volume" for p in self.document.profiles},
+                **drift,  # the drift monitor's judgements of the slices: profile:<kind>(<column>)
             },
             divided=frozenset(e.id for e in self.document.expectations if e.divide_by_group),
             route=lambda facts: route(routes, facts),
