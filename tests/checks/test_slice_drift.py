@@ -12,6 +12,7 @@ never profiled. Its expectations name neither ``distance`` nor ``carrier``. On 0
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from datetime import date
 from pathlib import Path
@@ -22,7 +23,7 @@ import pyarrow.csv as pacsv
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _invoke import assay
+from _invoke import assay, completed
 from assay.store import MetricStore
 from monitor.realdata import loads_between, with_nulls, with_value
 
@@ -160,6 +161,21 @@ def test_a_never_seen_category_waits_on_a_decision(flows: dict[str, Any]) -> Non
     assert ("carrier", "G4") in pending["checked"]
     assert pending["checked"] == pending["profiled"]
     assert incidents(flows["checked"])["profile:new_value(carrier)"] == ("open", "flight-ops")
+
+
+def test_a_rerun_of_the_day_says_it_again_and_opens_nothing_more(flows: dict[str, Any], tmp_path: Path) -> None:
+    root = tmp_path / "again"
+    shutil.copytree(flows["checked"], root)
+    before = incidents(root)
+    done = completed(
+        "check", "run", str(root / "checks" / "flights.yaml"), "--at", NULL_DAY.isoformat(),
+        "--workspace", str(root),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "drift (daily): hard null_rate distance: 46 nulls (4.97%)" in " ".join(done.stdout.split())
+    assert incidents(root) == before  # an incident counts a logical time once
+    with MetricStore.open(workspace=root) as store:
+        assert len(store.load_for_date("flights", NULL_DAY, partition="daily")) == 1
 
 
 def test_a_dry_run_judges_no_drift_and_writes_nothing(tmp_path: Path) -> None:
