@@ -163,7 +163,9 @@ def test_a_never_seen_category_waits_on_a_decision(flows: dict[str, Any]) -> Non
     assert incidents(flows["checked"])["profile:new_value(carrier)"] == ("open", "flight-ops")
 
 
-def test_a_rerun_of_the_day_says_it_again_and_opens_nothing_more(flows: dict[str, Any], tmp_path: Path) -> None:
+def test_a_rerun_of_the_day_says_it_again_and_opens_nothing_more(
+    flows: dict[str, Any], tmp_path: Path
+) -> None:
     root = tmp_path / "again"
     shutil.copytree(flows["checked"], root)
     before = incidents(root)
