@@ -7,6 +7,10 @@ profile``, the other is checked by ``assay check run`` (the slice: ``flight_date
 never profiled. Its expectations name neither ``distance`` nor ``carrier``. On 01-24, 5 % of
 ``distance`` (never null in 2013) arrives blank; on 01-25, 1 % of the flights arrive with carrier
 ``G4``, a code never seen. Before, the check run judged no drift: it raised nothing on either day.
+
+A panel too (txhousing: 46 cities, one row each a month): its slice keeps the values of the columns
+the monitor learnt are categories, so a city renamed is the same hard alert in both flows (before,
+the check run's scan dropped a column whose values do not repeat inside one slice).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _invoke import assay, completed
 from assay.store import MetricStore
-from monitor.realdata import loads_between, with_nulls, with_value
+from monitor.realdata import loads_between, txhousing_monthly, with_nulls, with_value
 
 FIRST, LAST = date(2013, 1, 14), date(2013, 1, 25)
 CLEAN = date(2013, 1, 23)
@@ -187,3 +191,61 @@ def test_a_dry_run_judges_no_drift_and_writes_nothing(tmp_path: Path) -> None:
     with MetricStore.open(workspace=root) as store:
         assert store.incidents(dataset="flights") == []
         assert store.decisions("flights") == []
+
+
+# --- a panel: one row per city a month, no value repeats inside a slice ----------------------------
+
+PANEL = """\
+apiVersion: assay/v1
+kind: DatasetChecks
+dataset:
+  name: housing
+  source: {path: "../data/*.csv"}
+  owners: {team: housing}
+profiles:
+  - id: monthly
+    slice: {column: month_date}
+    metrics: [row_count]
+expectations:
+  - {id: volume, metric: monthly.row_count, expect: "> 0"}
+"""
+MONTHS = 8
+
+
+def panel(root: Path) -> Path:
+    """``ggplot2::txhousing``'s first months as one CSV each; the last one's Abilene renamed to
+    a city never seen (the distinct count unchanged)."""
+    (root / "data").mkdir(parents=True)
+    (root / "checks").mkdir()
+    (root / "checks" / "housing.yaml").write_text(PANEL)
+    loads = txhousing_monthly()[:MONTHS]
+    for i, (month, table) in enumerate(loads):
+        if i == MONTHS - 1:
+            cities = ["Atlantis" if c == "Abilene" else c for c in table.column("city").to_pylist()]
+            table = table.set_column(table.schema.get_field_index("city"), "city", pa.array(cities))
+        table = table.append_column("month_date", pa.array([month] * table.num_rows, pa.date32()))
+        pacsv.write_csv(table, root / "data" / f"{month}.csv")
+    return root
+
+
+def test_a_panel_checked_by_documents_learns_its_cities_as_assay_profile_does(tmp_path: Path) -> None:
+    profiled, checked = panel(tmp_path / "profiled"), panel(tmp_path / "checked")
+    by_profile, by_check = {}, {}
+    for month, _ in txhousing_monthly()[:MONTHS]:
+        alerts = profiled / "alerts.json"
+        code = assay(
+            "profile", str(profiled / "data" / f"{month}.csv"), "--dataset", "housing",
+            "--load-date", month.isoformat(), "--workspace", str(profiled), "--alerts", str(alerts),
+        )  # fmt: skip
+        assert code == 0
+        by_profile[month] = {(a["kind"], a["column"], a["severity"]) for a in json.loads(alerts.read_text())}
+        out = checked / "out.json"
+        code = assay(
+            "check", "run", str(checked / "checks" / "housing.yaml"), "--at", month.isoformat(),
+            "--workspace", str(checked), "--json", str(out),
+        )  # fmt: skip
+        assert code == 0
+        by_check[month] = drifted(json.loads(out.read_text()))
+    assert by_check == by_profile
+    last = txhousing_monthly()[MONTHS - 1][0]
+    assert ("new_value", "city", "hard") in by_check[last]  # a city renamed: the category replaced

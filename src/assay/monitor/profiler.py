@@ -23,7 +23,7 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay.engine import DataKind, Engine
+from assay.engine import Column, DataKind, Engine
 from assay.errors import ConfigError
 from assay.judge import drift
 from assay.judge.result import json_number
@@ -163,11 +163,44 @@ def measure(
     ``history``, what earlier loads taught is used: the columns that were categories, which
     columns to count exactly, and which of today's categories are floods."""
     table = register(engine, "__load", data, read)
-    text = {c.name for c in table.columns if c.kind in (DataKind.STRING, DataKind.BOOLEAN)}
-    text -= {*config.categorical, *config.not_categorical}
     # Numbers and dates are counted exactly while their last load's count was within the cap;
     # column pairs are counted while the last load left their order open (counted_pairs).
     previous = history.previous_metrics() if history else {}
+    exact = exact_columns(
+        table.columns,
+        distinct_counts(previous) if history else None,
+        small=is_small(engine, table.name, len(table.columns)),
+    )
+    pairs, mixed = counted_pairs(table.columns, previous)
+    load = measure_columns(
+        engine,
+        table.name,
+        list(table.columns),
+        categories(history, table.columns, config, previous),
+        exact=exact,
+        pairs=pairs,
+        mixed=mixed,
+    )
+    _untyped(load, history)
+    result = ProfileResult(
+        dataset, load_date, load, queries=engine.queries, owners=config.owners, tier=config.tier
+    )
+    result.inferred = _inferred(table, read)
+    result.source = table.path
+    if history is not None:
+        result.floods, result.learning = _categories(history, load, config, previous)
+    return result
+
+
+def categories(
+    history: History | None, columns: Sequence[Column], config: DatasetConfig, previous: Metrics
+) -> list[str]:
+    """The columns a load's scan keeps the values of whatever their count inside the load: the
+    configuration's categories, and what earlier loads taught (``previous``: the metrics of the
+    latest earlier load). A check run's slice is counted with the same list, from its profile's
+    own history."""
+    text = {c.name for c in columns if c.kind in (DataKind.STRING, DataKind.BOOLEAN)}
+    text -= {*config.categorical, *config.not_categorical}
     # A column profiled as categorical before stays so, if today's load is not mostly new
     # values: a small load must not hide a new value because it has few rows per value. Only
     # while it is text or boolean: a number is a category only when the configuration says so
@@ -185,30 +218,7 @@ def measure(
     # after the scan (_categories): the few loads it takes teach, a set that does not recur is
     # dropped. It costs nothing more: a column within the cap is counted exactly anyway.
     panels = sorted((text - tried) & _within_cap(previous))
-    exact = exact_columns(
-        table.columns,
-        distinct_counts(previous) if history else None,
-        small=is_small(engine, table.name, len(table.columns)),
-    )
-    pairs, mixed = counted_pairs(table.columns, previous)
-    load = measure_columns(
-        engine,
-        table.name,
-        list(table.columns),
-        [*config.categorical, *sticky, *panels],
-        exact=exact,
-        pairs=pairs,
-        mixed=mixed,
-    )
-    _untyped(load, history)
-    result = ProfileResult(
-        dataset, load_date, load, queries=engine.queries, owners=config.owners, tier=config.tier
-    )
-    result.inferred = _inferred(table, read)
-    result.source = table.path
-    if history is not None:
-        result.floods, result.learning = _categories(history, load, config, previous)
-    return result
+    return [*config.categorical, *sticky, *panels]
 
 
 def persist(

@@ -410,18 +410,19 @@ class ColumnProfiling:
     exact: tuple[str, ...]
     pairs: tuple[tuple[str, str], ...]
     mixed: tuple[tuple[str, str], ...] = ()
+    categorical: tuple[str, ...] = ()  # kept whatever their count (monitor.profiler.categories)
 
     def query(self, columns: Sequence[Column], table: str = ROWS) -> exp.Select:
         """The profile's statement over ``table``, its columns renamed ``__p_<name>`` so that
         none meets a name of the check statement's (a dimension named ``rows``)."""
-        query = profile_query(table, columns, (), CAP, self.exact, self.pairs)
+        query = profile_query(table, columns, self.categorical, CAP, self.exact, self.pairs)
         for projection in query.expressions:
             projection.set("alias", exp.to_identifier(_PREFIX + projection.alias, quoted=True))
         return query
 
     def decode(self, engine: Engine, row: dict[str, Any], columns: Sequence[Column]) -> LoadProfile:
         mine = {k[len(_PREFIX) :]: v for k, v in row.items() if k.startswith(_PREFIX)}
-        return decode(engine, mine, columns, (), CAP, self.exact, self.pairs, self.mixed)
+        return decode(engine, mine, columns, self.categorical, CAP, self.exact, self.pairs, self.mixed)
 
 
 class Plan:

@@ -32,7 +32,8 @@ from assay.lang.dqdl import ast
 from assay.measure import ScanPlan
 from assay.measure.profile import counted_pairs, exact_columns, is_small
 from assay.monitor import DatasetConfig
-from assay.monitor.history import distinct_counts
+from assay.monitor.history import History, distinct_counts
+from assay.monitor.profiler import categories
 from assay.platform.baselines import check_holds, rule_keys
 from assay.platform.checks.document import Document, Profile
 from assay.platform.checks.engine import default_engine
@@ -254,12 +255,14 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
         self, driver: Driver, engine: Engine, profile: Profile, rows: Registered
     ) -> ColumnProfiling | None:
         """The per-column profile a recorded run measures of its slice in its one statement, as
-        ``assay profile`` measures a load: what to count exactly and which column pairs, decided
-        from the profile's previous load as the monitor decides them (measure/profile.py). None
+        ``assay profile`` measures a load: what to count exactly, which column pairs, and which
+        columns keep their values (a category, a panel's dimension), decided from the profile's
+        own earlier loads as the monitor decides them (measure/profile.py, monitor/profiler.py). None
         for a dry run (nothing is recorded) and on PostgreSQL, whose dialect the profile's
         statement does not have (value lists as arrays of structs)."""
         if not driver.recording or self.dry_run or engine.dialect not in PROFILE_DIALECTS:
             return None
+        history = History(self.store, self.document.dataset.name, self.at.date(), partition=profile.id)
         earlier = self.store.window(self.dataset, self.at.date(), partition=profile.id)[:1]
         previous = self.store.load_metrics([earlier[0].id])[earlier[0].id] if earlier else {}
         columns = rows.columns
@@ -269,7 +272,8 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
             small=is_small(engine, ROWS, len(columns)),
         )
         pairs, mixed = counted_pairs(columns, previous)
-        return ColumnProfiling(tuple(exact), tuple(pairs), tuple(mixed))
+        kept = categories(history, columns, self.monitor, previous)
+        return ColumnProfiling(tuple(exact), tuple(pairs), tuple(mixed), tuple(kept))
 
     # --- persist -------------------------------------------------------------------------------
 
