@@ -389,9 +389,12 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
         for pid, load in loads.items():  # what failed stays out of later baselines
             holds = check_holds(result.outcomes, self._reads(pid), self.judging.unread)
             store.hold_out_of_baselines(load, holds, run_id=run_id, at=self.now)
+        started = clock.perf_counter()
         for pid, sliced in slices.items():  # the drift monitor's judgements of each slice
             sliced.judge(store, loads[pid], config, run_id=run_id, at=self.now)
         result.drift = [alert for sliced in slices.values() for alert in sliced.alerts()]
+        if slices:
+            result.seconds["drift"] = clock.perf_counter() - started
         if self.notify is not None:  # incidents and their notifications: the same transaction
             from assay.platform.incidents import judge
 
