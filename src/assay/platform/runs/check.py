@@ -8,8 +8,9 @@
 3. **persist** — the metrics go to the store (one load per profile, ``pending`` until the run
    commits) before anything is judged, with what was measured (to resume from);
 4. **judge** — every expectation from stored numbers only (:mod:`assay.platform.checks.judging`);
-5. **settle** — the loads become current, the outcomes are recorded, and incidents are judged,
-   in the commit's transaction.
+5. **settle** — the loads become current, the outcomes are recorded, each slice's column profile
+   is judged by the drift monitor as ``assay profile`` judges a load
+   (:mod:`assay.platform.runs.slices`), and incidents are judged, in the commit's transaction.
 
 Each outcome is ``passed``, ``failed``, ``config_error``, ``system_error`` or ``skipped`` (with a
 reason), with its owner (docs/checks.md, "Run states"). A dry run does all of it and records
@@ -169,7 +170,7 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
             run.id, str(self.path), self.document.dataset.name, self.at_text, self.now, self.dry_run
         )
         self.result.attempts = driver.attempts
-        self.result.drift = []  # a dry run judges no drift
+        self.result.drift = []  # judged at the commit (_settle): a dry run's stays empty
         self.result.queries = driver.queries
         self.result.seconds = driver.seconds
         if driver.recording:
