@@ -8,8 +8,8 @@ judged by the monitor's own steps (:mod:`assay.monitor.profiler`): the same judg
 (pending for a person, never a default). Its findings reach people by the one alert path: read as
 ``assay profile``'s summary is (:func:`assay.platform.alerts.profile_findings`, incident keys
 ``profile:<kind>(<column>)``), judged with the check run's outcomes by
-:func:`assay.platform.incidents.judge`, and a hard alert holds its column out of later baselines
-(:func:`assay.platform.baselines.profile_holds`).
+:func:`assay.platform.incidents.judge`, and a hard alert holds its column (or the profile's own
+counts) out of later baselines (:func:`holds`).
 
 All of it runs inside the check run's commit (``CheckRun._settle``), the one transaction of its
 loads, outcomes and incidents: a run killed before it leaves nothing of it, a run killed after it
@@ -32,6 +32,7 @@ from assay.monitor import profiler as steps
 from assay.platform.alerts import Finding, profile_findings
 from assay.platform.baselines import profile_holds
 from assay.store import MetricStore
+from assay.store.baselines import Hold
 
 
 @dataclass
@@ -79,8 +80,7 @@ class Slice:
         # the decisions' rows of a load date counted once per profile, apart from assay
         # profile's own (each settles only the rows it brought)
         steps.route(store, result, self.findings, source=f"check:{self.profile}:{result.load_date}")
-        holds = profile_holds((a.kind, a.column, a.severity) for a in result.alerts)
-        store.hold_out_of_baselines(load, holds, run_id=run_id, at=at)
+        store.hold_out_of_baselines(load, holds(result), run_id=run_id, at=at)
 
     def alerts(self) -> list[dict[str, Any]]:
         """The slice's alerts, as the run's JSON lists them (``drift``)."""
@@ -96,6 +96,25 @@ class Slice:
         if finding.detail is None:
             return finding
         return replace(finding, detail={**finding.detail, "flow": "check", "profile": self.profile})
+
+
+OWN_COUNTS = ("RowCount", "ColumnCount")
+"""The load-wide metrics the per-column profile stores (:meth:`LoadProfile.metrics`)."""
+
+
+def holds(result: ProfileResult) -> list[Hold]:
+    """What a slice's hard alerts keep out of later baselines: a column's, every metric of the
+    column, as ``assay profile``'s (:func:`~assay.platform.baselines.profile_holds`); a load's
+    (volume), only the profile's own counts. The document's metrics on the same load (its
+    ``row_count``, a ``by:`` group's) are its expectations' to judge and hold: a check that reads
+    its volume against the same weekday must keep its Saturdays, which the monitor's plain
+    window finds small."""
+    found = profile_holds((a.kind, a.column, a.severity) for a in result.alerts)
+    return [
+        replace(hold, name=name)
+        for hold in found
+        for name in (OWN_COUNTS if hold.entity == "Dataset" else (hold.name,))
+    ]
 
 
 def inferred(source_path: str | None, columns: LoadProfile) -> frozenset[str]:
@@ -116,4 +135,4 @@ def inferred(source_path: str | None, columns: LoadProfile) -> frozenset[str]:
     return frozenset(c.name for c in columns.columns)
 
 
-__all__ = ["Slice", "inferred"]
+__all__ = ["OWN_COUNTS", "Slice", "holds", "inferred"]
