@@ -77,6 +77,14 @@ def print_run(payload: dict[str, Any], console: Console | None = None) -> None:
                 f"  {escape(item['expectation'])}: {len(item['samples'])} sample row(s) flagged",
                 highlight=False,
             )
+    for alert in payload.get("drift") or []:  # the drift monitor's word on each slice's profile
+        style = "red" if alert["severity"] == "hard" else "yellow"
+        where = f"{alert['column']}: " if alert.get("column") else ""
+        out.print(
+            f"  drift ({escape(alert['profile'])}): [{style}]{alert['severity']} {alert['kind']}[/{style}] "
+            f"{escape(where + alert['message'])}",
+            highlight=False,
+        )
     s = payload["summary"]
     rate = "n/a" if s["pass_rate"] is None else f"{s['pass_rate']:.2f}"
     evaluation = "n/a" if s["evaluation_rate"] is None else f"{s['evaluation_rate']:.2f}"

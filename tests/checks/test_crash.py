@@ -54,11 +54,21 @@ def before(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def clean(before: Path, tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, object, str]]:
+def clean_root(before: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("clean") / "ws"
     shutil.copytree(before, root)
     assert check_here(root, LAST).returncode == 0
-    return _outcomes(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def clean(clean_root: Path) -> list[tuple[str, object, str]]:
+    return _outcomes(clean_root)
+
+
+@pytest.fixture(scope="module")
+def clean_drift(clean_root: Path) -> tuple[list[tuple[str, str | None, str]], list[tuple[str, str]]]:
+    return _drift(clean_root)
 
 
 def _outcomes(root: Path) -> list[tuple[str, object, str]]:
@@ -66,9 +76,24 @@ def _outcomes(root: Path) -> list[tuple[str, object, str]]:
     return [(o["expectation"], o["group"], o["outcome"]) for o in run["outcomes"]]
 
 
+def _drift(root: Path) -> tuple[list[tuple[str, str | None, str]], list[tuple[str, str]]]:
+    """The run's drift alerts, and the dataset's incidents the drift monitor opened (key, state)."""
+    run = json.loads((root / "out.json").read_text())
+    with MetricStore.open(workspace=root) as store:
+        found = store.incidents(dataset="payments.trades")
+    return (
+        sorted((a["kind"], a["column"], a["severity"]) for a in run["drift"]),
+        sorted((i.expectation, i.state) for i in found if i.expectation.startswith("profile:")),
+    )
+
+
 @pytest.mark.parametrize("point", POINTS)
 def test_a_check_run_killed_at_each_write_boundary(
-    point: str, before: Path, clean: list[tuple[str, object, str]], tmp_path: Path
+    point: str,
+    before: Path,
+    clean: list[tuple[str, object, str]],
+    clean_drift: tuple[list[tuple[str, str | None, str]], list[tuple[str, str]]],
+    tmp_path: Path,
 ) -> None:
     root = tmp_path / "ws"
     shutil.copytree(before, root)
@@ -79,10 +104,16 @@ def test_a_check_run_killed_at_each_write_boundary(
     assert again.returncode == 0, again.stderr
     assert _outcomes(root) == clean
     rerun = json.loads((root / "out.json").read_text())
+    alerts, opened = _drift(root)
     if point in ("after-measure", "before-commit"):  # killed measured, not judged: resumed
         assert rerun["queries"]["measure"] == 0 and rerun["resumed_from"]
+        # a resumed run has no column profile of its slice, so no drift judgement (docs/checks.md)
+        assert alerts == [] and opened == []
     else:  # nothing measured to resume from (or the killed run committed): measured afresh
         assert rerun["queries"]["measure"] == 1 and "resumed_from" not in rerun
+        # the drift monitor's alerts as a clean run's, and each incident once (XPAR gone, volume)
+        assert (alerts, opened) == clean_drift
+        assert ("vanished_value", "venue", "hard") in alerts
     with MetricStore.open(workspace=root) as store:
         runs = [r for r in store.check_runs("payments.trades") if r["at"] == str(LAST)]
         states = sorted(r["state"] for r in runs)

@@ -113,7 +113,13 @@ def test_each_outcome_state_with_its_owner(world: Path) -> None:
 
 def test_fail_on_reads_severity_and_ignores_advisory(world: Path) -> None:
     assert run(world, LAST, "--fail-on", "critical")[0] == 1
-    assert run(world, LAST, "--only", "fee-level", "--only", "email-complete", "--fail-on", "warning")[0] == 0
+    only = ("--only", "fee-level", "--only", "email-complete", "--fail-on", "warning")
+    assert run(world, LAST, "--dry-run", *only)[0] == 0  # the advisory fee-level fails no run
+    # a recorded run's slice is judged by the drift monitor too: XPAR gone is a hard alert, critical
+    code, payload = run(world, LAST, *only)
+    assert code == 1 and ("vanished_value", "venue", "hard") in {
+        (a["kind"], a["column"], a["severity"]) for a in payload["drift"]
+    }
     assert run(world, LAST, "--fail-on", "fatal")[0] == 2
 
 

@@ -30,6 +30,9 @@ dataset:
   author: ana@example.com
   tags: [domain:shop]
   tier: 1
+# the drift monitor judges each slice too (docs/checks.md): its volume and null-rate bands would
+# open incidents of their own beside the document's volume and emails, which these tests follow
+monitor: {checks: {volume: false, null_rate: false}}
 profiles:
   - id: daily
     slice: {column: day}

@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 
 
 class History:
-    """The earlier loads of ``dataset`` before ``load_date``, as one profile reads them.
+    """The earlier loads of ``dataset`` before ``load_date``, as one profile reads them: the
+    loads of ``partition`` (``assay profile``'s are the dataset's own, ``""``; a check run's
+    profile keeps its slices under the profile's id).
 
     >>> from assay.store import MetricStore
     >>> with MetricStore.open("sqlite://") as store:
@@ -36,10 +38,11 @@ class History:
     False
     """
 
-    def __init__(self, store: MetricStore, dataset: str, load_date: date) -> None:
+    def __init__(self, store: MetricStore, dataset: str, load_date: date, *, partition: str = "") -> None:
         self.store = store
         self.dataset = dataset
         self.load_date = load_date
+        self.partition = partition
 
     def categorical(self) -> set[str]:
         """The columns an earlier load profiled as categories."""
@@ -47,19 +50,19 @@ class History:
 
     def latest(self) -> date | None:
         """The logical date of the latest earlier load (None: no earlier load)."""
-        earlier = self.store.window(self.dataset, self.load_date)
+        earlier = self.store.window(self.dataset, self.load_date, partition=self.partition)
         return earlier[0].logical_date if earlier else None
 
     def previous_metrics(self) -> Metrics:
         """The stored metrics of the latest earlier load (none: empty)."""
-        earlier = self.store.window(self.dataset, self.load_date)
+        earlier = self.store.window(self.dataset, self.load_date, partition=self.partition)
         if not earlier:
             return {}
         return self.store.load_metrics([earlier[0].id])[earlier[0].id]
 
     def known_types(self, columns: list[str]) -> dict[str, str]:
         """Each column's last type that an earlier load read from values."""
-        return dict(self.store.known_types(self.dataset, self.load_date, columns))
+        return dict(self.store.known_types(self.dataset, self.load_date, columns, partition=self.partition))
 
     def value_set(self, column: str) -> Mapping[str, Any]:
         """Every value an earlier load of the column held, with its first and last load."""
@@ -68,7 +71,7 @@ class History:
     def past(self, window: Window, categories: Iterable[str]) -> Past:
         """The window of earlier loads, their metrics and schema, and for each of ``categories``
         the values seen before and the decisions on them: what the drift judgements read."""
-        loads = self.store.window(self.dataset, self.load_date)
+        loads = self.store.window(self.dataset, self.load_date, partition=self.partition)
         recent = [loads[i] for i in window.select([load.logical_date for load in loads], self.load_date)]
         arrived: dict[int, Metrics] = dict(self.store.load_metrics([load.id for load in recent]))
         chosen, metrics = self._clean(loads, window, recent, arrived)

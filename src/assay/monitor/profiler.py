@@ -23,7 +23,7 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay.engine import DataKind, Engine
+from assay.engine import Column, DataKind, Engine
 from assay.errors import ConfigError
 from assay.judge import drift
 from assay.judge.result import json_number
@@ -163,11 +163,44 @@ def measure(
     ``history``, what earlier loads taught is used: the columns that were categories, which
     columns to count exactly, and which of today's categories are floods."""
     table = register(engine, "__load", data, read)
-    text = {c.name for c in table.columns if c.kind in (DataKind.STRING, DataKind.BOOLEAN)}
-    text -= {*config.categorical, *config.not_categorical}
     # Numbers and dates are counted exactly while their last load's count was within the cap;
     # column pairs are counted while the last load left their order open (counted_pairs).
     previous = history.previous_metrics() if history else {}
+    exact = exact_columns(
+        table.columns,
+        distinct_counts(previous) if history else None,
+        small=is_small(engine, table.name, len(table.columns)),
+    )
+    pairs, mixed = counted_pairs(table.columns, previous)
+    load = measure_columns(
+        engine,
+        table.name,
+        list(table.columns),
+        categories(history, table.columns, config, previous),
+        exact=exact,
+        pairs=pairs,
+        mixed=mixed,
+    )
+    _untyped(load, history)
+    result = ProfileResult(
+        dataset, load_date, load, queries=engine.queries, owners=config.owners, tier=config.tier
+    )
+    result.inferred = _inferred(table, read)
+    result.source = table.path
+    if history is not None:
+        result.floods, result.learning = _categories(history, load, config, previous)
+    return result
+
+
+def categories(
+    history: History | None, columns: Sequence[Column], config: DatasetConfig, previous: Metrics
+) -> list[str]:
+    """The columns a load's scan keeps the values of whatever their count inside the load: the
+    configuration's categories, and what earlier loads taught (``previous``: the metrics of the
+    latest earlier load). A check run's slice is counted with the same list, from its profile's
+    own history."""
+    text = {c.name for c in columns if c.kind in (DataKind.STRING, DataKind.BOOLEAN)}
+    text -= {*config.categorical, *config.not_categorical}
     # A column profiled as categorical before stays so, if today's load is not mostly new
     # values: a small load must not hide a new value because it has few rows per value. Only
     # while it is text or boolean: a number is a category only when the configuration says so
@@ -185,30 +218,7 @@ def measure(
     # after the scan (_categories): the few loads it takes teach, a set that does not recur is
     # dropped. It costs nothing more: a column within the cap is counted exactly anyway.
     panels = sorted((text - tried) & _within_cap(previous))
-    exact = exact_columns(
-        table.columns,
-        distinct_counts(previous) if history else None,
-        small=is_small(engine, table.name, len(table.columns)),
-    )
-    pairs, mixed = counted_pairs(table.columns, previous)
-    load = measure_columns(
-        engine,
-        table.name,
-        list(table.columns),
-        [*config.categorical, *sticky, *panels],
-        exact=exact,
-        pairs=pairs,
-        mixed=mixed,
-    )
-    _untyped(load, history)
-    result = ProfileResult(
-        dataset, load_date, load, queries=engine.queries, owners=config.owners, tier=config.tier
-    )
-    result.inferred = _inferred(table, read)
-    result.source = table.path
-    if history is not None:
-        result.floods, result.learning = _categories(history, load, config, previous)
-    return result
+    return [*config.categorical, *sticky, *panels]
 
 
 def persist(
@@ -234,6 +244,28 @@ def persist(
         {c.name: c.values for c in result.profile.columns if c.values is not None},
     )
     result.replaced = store.supersede(result.dataset, result.load_date, keep=result.load_id) if earlier else 0
+
+
+def recorded(
+    history: History,
+    load: LoadProfile,
+    *,
+    dataset: str,
+    load_date: date,
+    config: DatasetConfig,
+    inferred: frozenset[str] = frozenset(),
+) -> ProfileResult:
+    """A load another flow measured (a check run's slice, profiled inside its own statement),
+    made what :func:`measure` makes of a load it read, so that :func:`judge` and :func:`route`
+    take it alike: a column with no value has no type that day, and only the columns that are
+    categories keep their value sets (today's floods and panels still learning said apart).
+    ``inferred``: the columns whose types a reader inferred from text. ``history`` is the one of
+    the load's own partition."""
+    _untyped(load, history)
+    result = ProfileResult(dataset, load_date, load, owners=config.owners, tier=config.tier)
+    result.inferred = inferred
+    result.floods, result.learning = _categories(history, load, config, history.previous_metrics())
+    return result
 
 
 def judge(
@@ -272,14 +304,17 @@ def judge(
     return findings
 
 
-def route(store: MetricStore, result: ProfileResult, findings: Sequence[drift.Finding]) -> None:
+def route(
+    store: MetricStore, result: ProfileResult, findings: Sequence[drift.Finding], *, source: str | None = None
+) -> None:
     """Keep the judgements, and open a decision for each new value waiting on one (the values an
     earlier load brought add today's rows to theirs); the decisions no longer needed by this
-    load date are settled."""
+    load date are settled. ``source`` names where the rows came from (default
+    ``profile:<load date>``; a check run's slice names its profile)."""
     assert result.load_id is not None
     store.save_judgements(result.load_id, result.judgements)
     # the rows a load date brings to a decision are counted once, however often it is profiled
-    source = f"profile:{result.load_date.isoformat()}"
+    source = source or f"profile:{result.load_date.isoformat()}"
     for alert in result.alerts:
         if alert.kind == "new_value" and alert.column is not None:
             for item in alert.values or []:

@@ -236,9 +236,11 @@ class ProfileRecords:
             )
             return [(row.name, row.type) for row in rows]
 
-    def known_types(self: _Store, dataset: str, before: date, names: Sequence[str]) -> dict[str, str]:
-        """The type each of ``names`` had in the latest current load of ``dataset`` before
-        ``before`` that said one: a load with no value in a column stores its type as
+    def known_types(
+        self: _Store, dataset: str, before: date, names: Sequence[str], *, partition: str = ""
+    ) -> dict[str, str]:
+        """The type each of ``names`` had in the latest current load of ``dataset``'s
+        ``partition`` before ``before`` that said one: a load with no value in a column stores its type as
         ``unknown`` (:data:`UNKNOWN`) and says nothing about it.
 
         >>> from datetime import UTC
@@ -259,7 +261,7 @@ class ProfileRecords:
                 .select_from(schema.load_columns.join(schema.loads).join(schema.datasets))
                 .where(
                     schema.datasets.c.name == dataset,
-                    schema.loads.c.partition == "",
+                    schema.loads.c.partition == partition,
                     schema.loads.c.status == "current",
                     schema.loads.c.logical_date < before,
                     schema.load_columns.c.name.in_(sorted(set(names))),

@@ -286,6 +286,7 @@ class ColumnProfiling:
     exact: tuple[str, ...]
     pairs: tuple[tuple[str, str], ...]
     mixed: tuple[tuple[str, str], ...] = ()
+    categorical: tuple[str, ...] = ()  # kept whatever their count (monitor.profiler.categories)
 
     def query(
         self, columns: Sequence[Column], table: str = ROWS, counts: Mapping[str, exp.Query] | None = None
@@ -293,14 +294,14 @@ class ColumnProfiling:
         """The profile's statement over ``table``, its columns renamed ``__p_<name>`` so that
         none meets a name of the check statement's (a dimension named ``rows``); ``counts``: the
         columns whose values another part of the statement groups (:func:`profile_query`)."""
-        query = profile_query(table, columns, (), CAP, self.exact, self.pairs, counts)
+        query = profile_query(table, columns, self.categorical, CAP, self.exact, self.pairs, counts)
         for projection in query.expressions:
             projection.set("alias", exp.to_identifier(_PREFIX + projection.alias, quoted=True))
         return query
 
     def decode(self, engine: Engine, row: dict[str, Any], columns: Sequence[Column]) -> LoadProfile:
         mine = {k[len(_PREFIX) :]: v for k, v in row.items() if k.startswith(_PREFIX)}
-        return decode(engine, mine, columns, (), CAP, self.exact, self.pairs, self.mixed)
+        return decode(engine, mine, columns, self.categorical, CAP, self.exact, self.pairs, self.mixed)
 
 
 class Plan:

@@ -36,6 +36,9 @@ class CheckResult:
     seconds: dict[str, float] = field(default_factory=dict)  # wall time of measure, persist, judge
     incidents: dict[str, int] | None = None  # what the run did to incidents (a recorded run only)
     resumed_from: str | None = None  # the killed run whose stored measurement it judged
+    # the drift monitor's alerts on the slices' profiles (platform/runs/slices.py): a check run's
+    # (none for a dry run), not an event run's
+    drift: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         payload: dict[str, Any] = {
@@ -59,6 +62,8 @@ class CheckResult:
             payload["incidents"] = dict(self.incidents)
         if self.resumed_from is not None:
             payload["resumed_from"] = self.resumed_from
+        if self.drift is not None:
+            payload["drift"] = finite(self.drift)
         return payload
 
 
@@ -137,15 +142,18 @@ def summarize(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def failing_severities(result: CheckResult, threshold: str) -> bool:
-    """Whether an enforced expectation of ``threshold`` severity or worse failed, or, when
-    ``threshold`` holds ``nothing``, whether the run evaluated nothing (:func:`evaluated_nothing`)."""
-    from assay.vocabulary import Severity, fail_on, fails_on_nothing, reached
+    """Whether an enforced expectation of ``threshold`` severity or worse failed, or a drift
+    alert of that level was raised (a hard alert is ``critical``, a soft one ``warning``, as
+    ``assay profile --fail-on`` reads them), or, when ``threshold`` holds ``nothing``, whether
+    the run evaluated nothing (:func:`evaluated_nothing`)."""
+    from assay.vocabulary import AlertLevel, Severity, fail_on, fails_on_nothing, reached
 
-    found = (
+    found = [
         Severity(o["severity"])
         for o in result.outcomes
         if o["outcome"] == Outcome.FAILED.value and o["mode"] == "enforce"
-    )
+    ]
+    found += [AlertLevel(a["severity"]).severity for a in result.drift or ()]
     if fails_on_nothing(threshold) and evaluated_nothing(result.outcomes):
         return True
     return reached(found, fail_on(threshold, nothing=True))

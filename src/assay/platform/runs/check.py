@@ -8,8 +8,9 @@
 3. **persist** — the metrics go to the store (one load per profile, ``pending`` until the run
    commits) before anything is judged, with what was measured (to resume from);
 4. **judge** — every expectation from stored numbers only (:mod:`assay.platform.checks.judging`);
-5. **settle** — the loads become current, the outcomes are recorded, and incidents are judged,
-   in the commit's transaction.
+5. **settle** — the loads become current, the outcomes are recorded, each slice's column profile
+   is judged by the drift monitor as ``assay profile`` judges a load
+   (:mod:`assay.platform.runs.slices`), and incidents are judged, in the commit's transaction.
 
 Each outcome is ``passed``, ``failed``, ``config_error``, ``system_error`` or ``skipped`` (with a
 reason), with its owner (docs/checks.md, "Run states"). A dry run does all of it and records
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import time as clock
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,8 @@ from assay.lang.dqdl import ast
 from assay.measure import ScanPlan
 from assay.measure.profile import counted_pairs, exact_columns, is_small
 from assay.monitor import DatasetConfig
-from assay.monitor.history import distinct_counts
+from assay.monitor.history import History, distinct_counts
+from assay.monitor.profiler import categories
 from assay.platform.baselines import check_holds, rule_keys
 from assay.platform.checks.document import Document, Profile
 from assay.platform.checks.engine import default_engine
@@ -52,6 +54,7 @@ from assay.platform.checks.rules import CompiledRules, parse_rule
 from assay.platform.checks.source import OpenedSource, open_source
 from assay.platform.runs.driver import Driver, Failed, Flow, Persisted, Retry, Settlement
 from assay.platform.runs.run import Input
+from assay.platform.runs.slices import Slice, inferred
 from assay.platform.sources import confine
 from assay.rules.plan import Context
 from assay.store import MetricKey
@@ -132,6 +135,7 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
             lambda document: default_engine(document, engine, master=spark_master)
         )
         self.judging = Judging(document, self.chosen, at=self.at, store=store)
+        self.monitor: DatasetConfig = document.monitor_config()  # the drift monitor's, of every slice
         self.resumed: dict[str, dict[str, Any]] = {}
         self.measured: Measured = {}
 
@@ -165,6 +169,7 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
             run.id, str(self.path), self.document.dataset.name, self.at_text, self.now, self.dry_run
         )
         self.result.attempts = driver.attempts
+        self.result.drift = []  # judged at the commit (_settle): a dry run's stays empty
         self.result.queries = driver.queries
         self.result.seconds = driver.seconds
         if driver.recording:
@@ -250,12 +255,14 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
         self, driver: Driver, engine: Engine, profile: Profile, rows: Registered
     ) -> ColumnProfiling | None:
         """The per-column profile a recorded run measures of its slice in its one statement, as
-        ``assay profile`` measures a load: what to count exactly and which column pairs, decided
-        from the profile's previous load as the monitor decides them (measure/profile.py). None
+        ``assay profile`` measures a load: what to count exactly, which column pairs, and which
+        columns keep their values (a category, a panel's dimension), decided from the profile's
+        own earlier loads as the monitor decides them (measure/profile.py, monitor/profiler.py). None
         for a dry run (nothing is recorded) and on PostgreSQL, whose dialect the profile's
         statement does not have (value lists as arrays of structs)."""
         if not driver.recording or self.dry_run or engine.dialect not in PROFILE_DIALECTS:
             return None
+        history = History(self.store, self.document.dataset.name, self.at.date(), partition=profile.id)
         earlier = self.store.window(self.dataset, self.at.date(), partition=profile.id)[:1]
         previous = self.store.load_metrics([earlier[0].id])[earlier[0].id] if earlier else {}
         columns = rows.columns
@@ -265,7 +272,8 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
             small=is_small(engine, ROWS, len(columns)),
         )
         pairs, mixed = counted_pairs(columns, previous)
-        return ColumnProfiling(tuple(exact), tuple(pairs), tuple(mixed))
+        kept = categories(history, columns, self.monitor, previous)
+        return ColumnProfiling(tuple(exact), tuple(pairs), tuple(mixed), tuple(kept))
 
     # --- persist -------------------------------------------------------------------------------
 
@@ -369,29 +377,51 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
         statuses = {load: "current" for load in loads.values()}
         if statuses:
             store.settle_loads(statuses)
+        config = self.monitor
+        # each slice's profile as assay profile takes a load: which columns are categories is
+        # decided before its value counts are kept
+        slices = {pid: self._slice(pid, config) for pid in loads if self.measured[pid].columns is not None}
         for pid, load in loads.items():
-            columns = self.measured[pid].columns
-            if columns is not None:  # its schema and value counts, as assay profile keeps a load's
-                never = set(DatasetConfig.model_validate(self.document.monitor or {}).not_categorical)
-                values = {
-                    c.name: c.values for c in columns.columns if c.values is not None and c.name not in never
-                }
-                store.save_profile(load, columns.schema, values)
+            if pid in slices:  # its schema and value counts, as assay profile keeps a load's
+                store.save_profile(load, slices[pid].result.profile.schema, slices[pid].values())
             store.supersede(self.dataset, self.at.date(), partition=pid, keep=load)
         store.save_check_outcomes(run_id, self.dataset, self.at, result.outcomes)
         for pid, load in loads.items():  # what failed stays out of later baselines
             holds = check_holds(result.outcomes, self._reads(pid), self.judging.unread)
             store.hold_out_of_baselines(load, holds, run_id=run_id, at=self.now)
+        started = clock.perf_counter()
+        for pid, sliced in slices.items():  # the drift monitor's judgements of each slice
+            sliced.judge(store, loads[pid], config, run_id=run_id, at=self.now)
+        result.drift = [alert for sliced in slices.values() for alert in sliced.alerts()]
+        if slices:
+            result.seconds["drift"] = clock.perf_counter() - started
         if self.notify is not None:  # incidents and their notifications: the same transaction
             from assay.platform.incidents import judge
 
             started = clock.perf_counter()
-            outcomes = [*result.outcomes, *self._arrivals()]
+            owners = self.document.dataset.owners
+            drifted: list[dict[str, Any]] = []
+            dimensions: dict[str, str] = {}
+            for sliced in slices.values():
+                found, kinds = sliced.outcomes(owners.team or owners.contact)
+                drifted += found
+                dimensions.update(kinds)
+            outcomes = [*result.outcomes, *self._arrivals(), *drifted]
             result.incidents = judge(
-                store, outcomes, self._incident_context(), at=self.at, run_id=run_id, now=self.now
+                store, outcomes, self._incident_context(dimensions), at=self.at, run_id=run_id, now=self.now
             )
             result.seconds["incidents"] = clock.perf_counter() - started
-        return None if result.incidents is None else {"incidents": result.incidents}
+        updates: dict[str, Any] = {"drift": result.drift}
+        return updates if result.incidents is None else {**updates, "incidents": result.incidents}
+
+    def _slice(self, profile: str, config: DatasetConfig) -> Slice:
+        """A profile's slice as the drift monitor takes it (:mod:`assay.platform.runs.slices`)."""
+        columns = self.measured[profile].columns
+        assert columns is not None
+        kinds = inferred(self.document.dataset.source.path, columns)
+        return Slice.of(
+            self.store, self.document.dataset.name, profile, self.at.date(), columns, config, kinds
+        )
 
     def _arrivals(self) -> list[dict[str, Any]]:
         """A scheduled run's word on each sliced profile it measured: did the day's rows arrive?
@@ -438,7 +468,7 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
                 reads[e.id] = rule_keys(rules.compiled[e.id])
         return reads
 
-    def _incident_context(self) -> Any:
+    def _incident_context(self, drift: Mapping[str, str]) -> Any:
         from assay.platform.incidents import Context, dimension_of
         from assay.platform.notify import route
 
@@ -454,6 +484,7 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
             dimensions={
                 **{e.id: dimension_of(e.metric, e.rule, e.dimension) for e in self.document.expectations},
                 **{arrival(p.id): "volume" for p in self.document.profiles},
+                **drift,  # the drift monitor's judgements of the slices: profile:<kind>(<column>)
             },
             divided=frozenset(e.id for e in self.document.expectations if e.divide_by_group),
             route=lambda facts: route(routes, facts),
