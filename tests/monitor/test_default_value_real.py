@@ -8,54 +8,22 @@ a real event, not a flood."""
 
 from __future__ import annotations
 
-import json
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.csv as pacsv
 import pytest
 
-from _invoke import completed
-from monitor.realdata import weather_daily
-from test_cli import run
+from monitor.weather_workspace import alerts as profile_alerts
+from monitor.weather_workspace import profiled
 
 FIRST, CLEAN = 19, 10  # 2013-01-20 to 01-29, then the foggy 30th
 
 
 @pytest.fixture(scope="module")
-def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, pa.Table]]:
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, pa.Table]:
     """A workspace holding CLEAN clean days; the next day's date and clean table."""
-    folder = tmp_path_factory.mktemp("weather")
-    loads = weather_daily()[FIRST : FIRST + CLEAN + 1]
-    for day, table in loads[:CLEAN]:
-        path = _write(folder, day.isoformat(), table)
-        done = completed(
-            "profile", str(path), "--dataset", "weather", "--load-date", day.isoformat(),
-            "--workspace", str(folder / "ws"),
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr
-    day, table = loads[CLEAN]
-    yield folder, day.isoformat(), table
-
-
-def _write(folder: Path, name: str, table: pa.Table) -> Path:
-    path = folder / f"{name}.csv"
-    pacsv.write_csv(table, path)
-    return path
-
-
-def _alerts(
-    capsys: pytest.CaptureFixture[str], folder: Path, day: str, table: pa.Table, name: str
-) -> list[dict]:
-    path = _write(folder, f"{day}-{name}", table)
-    code, out, err = run(
-        capsys, "profile", str(path), "--dataset", "weather", "--load-date", day,
-        "--workspace", str(folder / "ws"), "--json",
-    )  # fmt: skip
-    assert code == 0, err
-    return list(json.loads(out)["alerts"])
+    return profiled(tmp_path_factory.mktemp("weather"), FIRST, CLEAN)
 
 
 def _flooded(table: pa.Table, value: float) -> pa.Table:
@@ -71,7 +39,9 @@ def test_a_fifth_of_the_temperatures_at_a_default_value_is_one_hard_alert(
     capsys: pytest.CaptureFixture[str], workspace: tuple[Path, str, pa.Table], value: float, said: str
 ) -> None:
     folder, day, table = workspace
-    alerts = [a for a in _alerts(capsys, folder, day, _flooded(table, value), said) if a["column"] == "temp"]
+    alerts = [
+        a for a in profile_alerts(capsys, folder, day, _flooded(table, value), said) if a["column"] == "temp"
+    ]
     floods = [a for a in alerts if a["kind"] == "default_value"]
     assert [(a["kind"], a["severity"]) for a in floods] == [("default_value", "hard")]
     assert floods[0]["observed"] == pytest.approx(0.2, abs=0.01)
@@ -87,5 +57,5 @@ def test_zero_visibility_on_a_foggy_day_is_no_flood(
 ) -> None:
     folder, day, table = workspace
     assert table.column("visib").to_pylist().count(0) == 5  # the real fog of 2013-01-30
-    alerts = _alerts(capsys, folder, day, table, "clean")
+    alerts = profile_alerts(capsys, folder, day, table, "clean")
     assert [a for a in alerts if a["kind"] == "default_value"] == []

@@ -8,51 +8,26 @@ their span), so before the shape judgements both loads raised nothing on these c
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv as pacsv
 import pytest
 
-from _invoke import completed
-from monitor.realdata import weather_daily
+from monitor.weather_workspace import alerts, profiled
 from test_cli import run
 
 CLEAN = 16
 
 
 @pytest.fixture(scope="module")
-def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, pa.Table]]:
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, pa.Table]:
     """A workspace holding CLEAN clean days; the next day's date and clean table."""
-    folder = tmp_path_factory.mktemp("weather")
-    loads = weather_daily()[: CLEAN + 1]
-    for day, table in loads[:CLEAN]:
-        path = _write(folder, day.isoformat(), table)
-        done = completed(
-            "profile", str(path), "--dataset", "weather", "--load-date", day.isoformat(),
-            "--workspace", str(folder / "ws"),
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr
-    day, table = loads[CLEAN]
-    yield folder, day.isoformat(), table
-
-
-def _write(folder: Path, name: str, table: pa.Table) -> Path:
-    path = folder / f"{name}.csv"
-    pacsv.write_csv(table, path)
-    return path
+    return profiled(tmp_path_factory.mktemp("weather"), 0, CLEAN)
 
 
 def _alerts(capsys: pytest.CaptureFixture[str], folder: Path, day: str, table: pa.Table) -> list[dict]:
-    path = _write(folder, f"{day}-faulty", table)
-    code, out, err = run(
-        capsys, "profile", str(path), "--dataset", "weather", "--load-date", day,
-        "--workspace", str(folder / "ws"), "--json",
-    )  # fmt: skip
-    assert code == 0, err
-    return [a for a in json.loads(out)["alerts"] if a["column"] in ("temp", "dewp")]
+    return [a for a in alerts(capsys, folder, day, table, "faulty") if a["column"] in ("temp", "dewp")]
 
 
 def test_two_exchanged_temperature_columns_are_one_hard_swap_alert(

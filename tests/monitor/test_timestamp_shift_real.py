@@ -7,54 +7,27 @@ each end. Before the latest load was compared with, such a shift was missed on e
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.csv as pacsv
 import pytest
 
-from _invoke import completed
-from monitor.realdata import weather_daily
-from test_cli import run
+from monitor.weather_workspace import alerts, profiled
 
 FIRST, CLEAN = 60, 14  # 2013-03-02 to 03-15, then the 16th
 
 
 @pytest.fixture(scope="module")
-def workspace(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, pa.Table]]:
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, pa.Table]:
     """A workspace holding CLEAN clean days; the next day's date and clean table."""
-    folder = tmp_path_factory.mktemp("weather")
-    loads = weather_daily()[FIRST : FIRST + CLEAN + 1]
-    for day, table in loads[:CLEAN]:
-        path = _write(folder, day.isoformat(), table)
-        done = completed(
-            "profile", str(path), "--dataset", "weather", "--load-date", day.isoformat(),
-            "--workspace", str(folder / "ws"),
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr
-    day, table = loads[CLEAN]
-    yield folder, day.isoformat(), table
-
-
-def _write(folder: Path, name: str, table: pa.Table) -> Path:
-    path = folder / f"{name}.csv"
-    pacsv.write_csv(table, path)
-    return path
+    return profiled(tmp_path_factory.mktemp("weather"), FIRST, CLEAN)
 
 
 def _alerts(
     capsys: pytest.CaptureFixture[str], folder: Path, day: str, table: pa.Table, name: str
 ) -> list[dict]:
-    path = _write(folder, f"{day}-{name}", table)
-    code, out, err = run(
-        capsys, "profile", str(path), "--dataset", "weather", "--load-date", day,
-        "--workspace", str(folder / "ws"), "--json",
-    )  # fmt: skip
-    assert code == 0, err
-    return [a for a in json.loads(out)["alerts"] if a["column"] == "time_hour"]
+    return [a for a in alerts(capsys, folder, day, table, name) if a["column"] == "time_hour"]
 
 
 def _later(text: str) -> str:
