@@ -144,6 +144,12 @@ def accept(
             and (column is None or m.hold.instance == column)
             and (kind is None or m.hold.kind == kind)
         ]
+        if not chosen and new_normal:
+            left = _new_normal_of_soft(store, dataset, on, column, kind, by=by, now=now, note=note)
+            if left is not None:
+                done = Accepted(dataset, [], left, new_normal)
+                _audit_accept(store, by, dataset, on, column, kind, new_normal, 0, left, note)
+                return done
         if not chosen:
             raise ConfigError(_nothing_held(dataset, on, column, kind, held))
         left = 0
@@ -160,22 +166,77 @@ def accept(
             left = _new_normal(store, dataset, chosen, by=by, now=now, note=note)
         store.settle_marks(chosen, "accepted", by=by, at=now, note=note)
         done = Accepted(dataset, _decided(chosen, by, now, note), left, new_normal)
-        store.audit(
-            by,
-            "baseline.accept",
-            f"{dataset}@{on.isoformat()}",
-            dataset=dataset,
-            detail={
-                "load_date": on.isoformat(),
-                "column": column,
-                "kind": kind,
-                "new_normal": new_normal,
-                "accepted": len(chosen),
-                "left_out_of_baselines": left,
-                "note": note,
-            },
-        )
+        _audit_accept(store, by, dataset, on, column, kind, new_normal, len(chosen), left, note)
     return done
+
+
+def _audit_accept(
+    store: Any,
+    by: str,
+    dataset: str,
+    on: date,
+    column: str | None,
+    kind: str | None,
+    new_normal: bool,
+    accepted: int,
+    left: int,
+    note: str | None,
+) -> None:
+    store.audit(
+        by,
+        "baseline.accept",
+        f"{dataset}@{on.isoformat()}",
+        dataset=dataset,
+        detail={
+            "load_date": on.isoformat(),
+            "column": column,
+            "kind": kind,
+            "new_normal": new_normal,
+            "accepted": accepted,
+            "left_out_of_baselines": left,
+            "note": note,
+        },
+    )
+
+
+def _new_normal_of_soft(
+    store: Any,
+    dataset: str,
+    on: date,
+    column: str | None,
+    kind: str | None,
+    *,
+    by: str,
+    now: datetime,
+    note: str | None,
+) -> int | None:
+    """A new normal from a load that holds nothing: its alerts were soft (a soft alert keeps
+    nothing out, :func:`profile_holds`), yet the person says its level is the new one. The
+    metrics those alerts judged (``column``'s, ``kind``'s when given) start again from it: the
+    loads before it leave their baselines, as for a held load. None when the load raised no
+    alert there (nothing to start again from: the caller says what is held)."""
+    alerted = [
+        (info, judgement)
+        for info, judgement in store.judgements(dataset, column=column, kind=kind)
+        if info.logical_date == on and judgement.severity is not None
+    ]
+    if not alerted:
+        return None
+    left = 0
+    for partition in dict.fromkeys(info.partition for info, _ in alerted):
+        mine = [(info, j) for info, j in alerted if info.partition == partition]
+        since = min(info.logical_time for info, _ in mine)
+        holds = profile_holds((j.kind, j.column, "hard") for _, j in mine)
+        left += store.leave_out_before(
+            dataset,
+            holds,
+            partition=partition,
+            before=since,
+            by=by,
+            at=now,
+            note=note or "before a new normal",
+        )
+    return left
 
 
 def _new_normal(

@@ -41,6 +41,7 @@ class LoadInfo:
     logical_date: date | None
     logical_time: datetime
     row_count: int | None
+    partition: str = ""  # a check document's profile id; "" for assay profile's loads
 
 
 UNKNOWN = "unknown"  # the stored type of a column that had no value in a load: no type evidence
@@ -309,6 +310,7 @@ class ProfileRecords:
                     schema.loads.c.logical_date,
                     schema.loads.c.logical_time,
                     schema.loads.c.row_count,
+                    schema.loads.c.partition,
                     schema.judgements,
                 )
                 .select_from(schema.judgements.join(schema.loads).join(schema.datasets))
@@ -321,7 +323,7 @@ class ProfileRecords:
                 query = query.where(schema.judgements.c.kind == kind)
             return [
                 (
-                    LoadInfo(int(r.id), r.logical_date, r.logical_time, r.row_count),
+                    LoadInfo(int(r.id), r.logical_date, r.logical_time, r.row_count, str(r.partition or "")),
                     Judgement(r.column, r.kind, r.observed, r.low, r.high, r.severity, r.message, r.detail),
                 )
                 for r in connection.execute(query)
