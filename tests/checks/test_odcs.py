@@ -286,6 +286,19 @@ def test_every_unsupported_entry_is_named_in_the_result_and_at_the_top_of_the_do
         assert f"#   - {' '.join(item.split())}" in header
 
 
+def test_service_levels_are_named_as_not_imported() -> None:
+    """ODCS ``slaProperties`` (latency, retention) were dropped without a word."""
+    contract = (
+        TRADES + "slaProperties:\n  - property: latency\n    value: 4\n    unit: d\n  - property: retention\n"
+    )
+    result = import_odcs(contract, filename="trades.odcs.yaml")
+    assert [item for item in result.unsupported if item.startswith("slaProperties")] == [
+        "slaProperties 'latency' (4 d): a service level, not a quality entry; write it as an expectation",
+        "slaProperties 'retention': a service level, not a quality entry; write it as an expectation",
+    ]
+    assert "#   - slaProperties 'latency' (4 d)" in result.text.split("apiVersion: assay/v1")[0]
+
+
 def test_a_v3_0_contract_with_rule_names_a_postgres_server_and_two_objects() -> None:
     result = import_odcs(ORDERS, filename="orders.odcs.yaml")
     document = parse_document(result.text)

@@ -103,6 +103,7 @@ def import_odcs(text: str, *, filename: str, schema: str | None = None) -> Impor
                 f"(import it on its own with schema='{other.get('name')}')"
             )
     builder.read_object()
+    builder.unsupported.extend(_service_levels(contract))
     document = {
         "apiVersion": "assay/v1",
         "kind": "DatasetChecks",
@@ -157,6 +158,27 @@ def _dataset(
     if isinstance(description, str) and description.strip():
         dataset["description"] = " ".join(description.split())
     return dataset
+
+
+def _service_levels(contract: Mapping[str, Any]) -> list[str]:
+    """The contract's ``slaProperties`` (latency, retention, frequency, ...), each named as not
+    imported: a service level is a promise about delivery, not a quality entry of the schema, and
+    a freshness bound is the document's own ``freshness`` expectation (docs/checks.md), written by
+    a person who knows which column carries the time.
+
+    >>> _service_levels({"slaProperties": [{"property": "latency", "value": 4, "unit": "d"}]})
+    ["slaProperties 'latency' (4 d): a service level, not a quality entry; write it as an expectation"]
+    """
+    found = []
+    for entry in contract.get("slaProperties") or ():
+        if not isinstance(entry, Mapping):
+            continue
+        said = " ".join(str(entry[k]) for k in ("value", "unit") if entry.get(k) is not None)
+        found.append(
+            f"slaProperties '{entry.get('property', '?')}'{f' ({said})' if said else ''}: "
+            "a service level, not a quality entry; write it as an expectation"
+        )
+    return found
 
 
 def _source(contract: Mapping[str, Any], target: Mapping[str, Any], unsupported: list[str]) -> dict[str, Any]:
