@@ -144,16 +144,8 @@ def accept(
             and (column is None or m.hold.instance == column)
             and (kind is None or m.hold.kind == kind)
         ]
-        if not chosen and new_normal:
-            left = _new_normal_of_soft(store, dataset, on, column, kind, by=by, now=now, note=note)
-            if left is not None:
-                done = Accepted(dataset, [], left, new_normal)
-                _audit_accept(store, by, dataset, on, column, kind, new_normal, 0, left, note)
-                return done
-        if not chosen:
-            raise ConfigError(_nothing_held(dataset, on, column, kind, held))
         left = 0
-        if new_normal:
+        if chosen and new_normal:
             chosen += [
                 m
                 for m in held
@@ -163,90 +155,66 @@ def accept(
                     for c in chosen
                 )
             ]
-            left = _new_normal(store, dataset, chosen, by=by, now=now, note=note)
+            left = _new_normal(store, dataset, _starts(chosen), by=by, now=now, note=note)
+        elif new_normal and (soft := _soft_starts(store, dataset, on, column, kind)):
+            left = _new_normal(store, dataset, soft, by=by, now=now, note=note)
+        elif not chosen:
+            raise ConfigError(_nothing_held(dataset, on, column, kind, held))
         store.settle_marks(chosen, "accepted", by=by, at=now, note=note)
         done = Accepted(dataset, _decided(chosen, by, now, note), left, new_normal)
-        _audit_accept(store, by, dataset, on, column, kind, new_normal, len(chosen), left, note)
+        store.audit(
+            by,
+            "baseline.accept",
+            f"{dataset}@{on.isoformat()}",
+            dataset=dataset,
+            detail={
+                "load_date": on.isoformat(),
+                "column": column,
+                "kind": kind,
+                "new_normal": new_normal,
+                "accepted": len(chosen),
+                "left_out_of_baselines": left,
+                "note": note,
+            },
+        )
     return done
 
 
-def _audit_accept(
-    store: Any,
-    by: str,
-    dataset: str,
-    on: date,
-    column: str | None,
-    kind: str | None,
-    new_normal: bool,
-    accepted: int,
-    left: int,
-    note: str | None,
-) -> None:
-    store.audit(
-        by,
-        "baseline.accept",
-        f"{dataset}@{on.isoformat()}",
-        dataset=dataset,
-        detail={
-            "load_date": on.isoformat(),
-            "column": column,
-            "kind": kind,
-            "new_normal": new_normal,
-            "accepted": accepted,
-            "left_out_of_baselines": left,
-            "note": note,
-        },
-    )
+def _starts(marks: Iterable[Mark]) -> list[tuple[str, Hold, datetime]]:
+    """Where a new normal starts on held loads: each mark's partition, hold and logical time."""
+    return [(m.partition, m.hold, m.logical_time) for m in marks]
 
 
-def _new_normal_of_soft(
+def _soft_starts(
+    store: Any, dataset: str, on: date, column: str | None, kind: str | None
+) -> list[tuple[str, Hold, datetime]]:
+    """Where a new normal starts on a load that holds nothing: its alerts were soft (a soft alert
+    keeps nothing out, :func:`profile_holds`), yet the person says its level is the new one, so
+    the metrics those alerts judged (``column``'s, ``kind``'s when given) start again from it, as
+    for a held load. Empty when the load raised no alert there."""
+    return [
+        (info.partition, hold, info.logical_time)
+        for info, judgement in store.judgements(dataset, column=column, kind=kind)
+        if info.logical_date == on and judgement.severity is not None
+        for hold in profile_holds([(judgement.kind, judgement.column, "hard")])
+    ]
+
+
+def _new_normal(
     store: Any,
     dataset: str,
-    on: date,
-    column: str | None,
-    kind: str | None,
+    starts: Iterable[tuple[str, Hold, datetime]],
     *,
     by: str,
     now: datetime,
     note: str | None,
-) -> int | None:
-    """A new normal from a load that holds nothing: its alerts were soft (a soft alert keeps
-    nothing out, :func:`profile_holds`), yet the person says its level is the new one. The
-    metrics those alerts judged (``column``'s, ``kind``'s when given) start again from it: the
-    loads before it leave their baselines, as for a held load. None when the load raised no
-    alert there (nothing to start again from: the caller says what is held)."""
-    alerted = [
-        (info, judgement)
-        for info, judgement in store.judgements(dataset, column=column, kind=kind)
-        if info.logical_date == on and judgement.severity is not None
-    ]
-    if not alerted:
-        return None
-    left = 0
-    for partition in dict.fromkeys(info.partition for info, _ in alerted):
-        mine = [(info, j) for info, j in alerted if info.partition == partition]
-        since = min(info.logical_time for info, _ in mine)
-        holds = profile_holds((j.kind, j.column, "hard") for _, j in mine)
-        left += store.leave_out_before(
-            dataset,
-            holds,
-            partition=partition,
-            before=since,
-            by=by,
-            at=now,
-            note=note or "before a new normal",
-        )
-    return left
-
-
-def _new_normal(
-    store: Any, dataset: str, marks: Sequence[Mark], *, by: str, now: datetime, note: str | None
 ) -> int:
-    """The loads before each metric's first accepted load leave that metric's baselines."""
+    """The loads before each metric's first new-normal load (``starts``: its partition, its
+    hold, the load's logical time) leave that metric's baselines."""
     first: dict[tuple[str, Hold], datetime] = {}
-    for m in marks:
-        key = (m.partition, m.hold)
-        first[key] = min(first.get(key, m.logical_time), m.logical_time)
+    for partition, hold, since in starts:
+        key = (partition, hold)
+        first[key] = min(first.get(key, since), since)
     left = 0
     why = note or "before a new normal"
     for (partition, hold), since in first.items():
@@ -288,7 +256,7 @@ def settle_incident(store: Any, incident: Any, cause: str, *, by: str, now: date
                 incident.dataset, incident.expectation, before=incident.opened_at, by=by, at=now
             )
             return left, 0
-        left = _new_normal(store, incident.dataset, marks, by=by, now=now, note=cause)
+        left = _new_normal(store, incident.dataset, _starts(marks), by=by, now=now, note=cause)
         store.settle_marks(marks, "accepted", by=by, at=now, note=cause)
         return left, len(marks)
     if marks:
