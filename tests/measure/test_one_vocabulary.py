@@ -234,10 +234,9 @@ NAMES = {"avg", "mean", "stddev", "stddev_pop", "stddev_samp", "var_pop", "var_s
 ALLOWED = {
     # the table itself
     "measure/kinds.py": "the metric kinds",
-    # the per-column profile (helper "cost" owns them): its non-null counts, mean and deviation
-    # are still written beside the kinds; the day they call KINDS these two lines go
+    # the per-column profile: its non-null counts are still written beside the kinds (its mean
+    # and deviation are the kinds'); the day it reads null_count from KINDS this line goes
     "measure/profile.py": "the per-column profile's present counts",
-    "measure/shape.py": "the profile's mean and deviation (the same SQL as KINDS mean and stddev)",
     # a user's own SQL (mean(x) in a where clause or CustomSql) translated, not a metric; lang
     # sits below measure and cannot import it
     "lang/sqlsafe.py": "the safe SQL subset's function table",

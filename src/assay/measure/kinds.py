@@ -13,13 +13,14 @@ written once:
   rule's and a check metric's equal aggregate once;
 - event contracts (:mod:`assay.platform.events.compile`) project each payload field as columns
   of a CTE and ask the same planner for the field's ``null_count`` and ``blank_count``;
-- the per-column profile (:func:`assay.measure.profile.profile_query`) takes its blank count.
+- the per-column profile (:func:`assay.measure.profile.profile_query`) takes its blank count,
+  and a number's mean and deviation (:mod:`assay.measure.shape`) are the kinds ``mean`` and
+  ``stddev``.
 
 The gap that remains: the profile's null count is still read as rows minus ``COUNT(c)`` beside
-its other per-column counts, its minimum and maximum keep the column's own type (dates as dates,
-not doubles), and its mean and deviation (:mod:`assay.measure.shape`) are written beside the
-kinds ``mean`` and ``stddev`` with the same SQL; and a check document's metrics and its DQDL rules'
-scan are two subqueries of its one statement, so an equal aggregate of the two is computed twice
+its other per-column counts and its minimum and maximum keep the column's own type (dates as
+dates, not doubles); and a check document's metrics and its DQDL rules' scan are two subqueries
+of its one statement, so an equal aggregate of the two is computed twice
 (tests/measure/test_one_vocabulary.py lists the modules still allowed to write a statistic).
 
 Missing has one definition (issue 30): a null and a blank text value (empty or whitespace-only,

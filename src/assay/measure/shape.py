@@ -17,6 +17,8 @@ from typing import Any
 
 from sqlglot import exp
 
+from assay.engine import Column
+from assay.measure.kinds import KINDS
 from assay.store import MetricKey
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
@@ -53,13 +55,15 @@ class Shape:
 _DOUBLE = exp.DataType.build("DOUBLE")  # built once: each build parses the type's name
 
 
-def projections(value: exp.Expr, i: int) -> list[exp.Expr]:
-    """The aggregates of column ``i``'s shape, as doubles (an integer's mean is no integer)."""
-    x = exp.cast(value, _DOUBLE.copy())
+def projections(column: Column, i: int) -> list[exp.Expr]:
+    """The aggregates of number column ``i``'s shape, as doubles (an integer's mean is no
+    integer): its mean and deviation are the metric kinds ``mean`` and ``stddev``, the same
+    aggregates a check document's ``mean(c)`` and DQDL's ``StandardDeviation`` ask for."""
+    x = exp.cast(exp.column(column.name, quoted=True), _DOUBLE.copy())
     wanted = exp.Array(expressions=[exp.Literal.number(q) for q in QUANTILES])
     return [
-        exp.alias_(exp.Avg(this=x.copy()), f"mean{i}", quoted=True, copy=False),
-        exp.alias_(exp.StddevPop(this=x.copy()), f"sd{i}", quoted=True, copy=False),
+        exp.alias_(KINDS["mean"].aggregate(column), f"mean{i}", quoted=True, copy=False),
+        exp.alias_(KINDS["stddev"].aggregate(column), f"sd{i}", quoted=True, copy=False),
         exp.alias_(exp.ApproxQuantile(this=x.copy(), quantile=wanted), f"q{i}", quoted=True, copy=False),
         *(
             exp.alias_(
