@@ -178,6 +178,9 @@ _COMMANDS = """
 import contextlib, io, json, sys, time
 from assay.cli import main
 done, results = [], sys.argv[1]
+if len(sys.argv) > 2:  # one session on that master for every command (they find it active)
+    from assay.engine.spark import build_session
+    session = build_session(sys.argv[2])
 for argv in json.load(sys.stdin):
     out, err = io.StringIO(), io.StringIO()
     sys.argv = ["assay", *argv]
@@ -194,13 +197,18 @@ with open(results, "w") as file:
 """
 
 
-def run_assay_commands(commands: list[list[str]], env: dict[str, str] | None = None) -> list[dict[str, Any]]:
+def run_assay_commands(
+    commands: list[list[str]], env: dict[str, str] | None = None, session_on: str | None = None
+) -> list[dict[str, Any]]:
     """Run ``assay ARGS...`` for each argument list, in order, in one fresh Python process (one
-    import of PySpark for all of them); each gives ``{"code", "out", "err"}``."""
+    import of PySpark for all of them); each gives ``{"code", "out", "err"}``. With
+    ``session_on`` (a master URL), the process first builds a SparkSession there, which every
+    ``--engine spark`` command uses (docs/engines.md: a session already running is used): one
+    application, its executors started and warmed once, for all the commands."""
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "results.json"
         done = subprocess.run(
-            [sys.executable, "-c", _COMMANDS, str(path)],
+            [sys.executable, "-c", _COMMANDS, str(path), *([session_on] if session_on else [])],
             input=json.dumps(commands),
             capture_output=True,
             text=True,

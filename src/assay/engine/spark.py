@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from sqlglot import exp
 
-from assay.engine import cells, dialect
+from assay.engine import cells, dialect, spark_cluster
 from assay.engine.base import Column, DataKind, Engine, EngineError, Reject, StagedText
 from assay.engine.spark_session import (
     DEFAULT_CONF,
@@ -126,6 +126,17 @@ class SparkEngine(Engine):
         self._prefix = f"assay{uuid.uuid4().hex[:6]}_{next(_engines)}_"
         self._views: dict[str, str] = {}  # registered name (lower case) -> the session's view
         self._cached: list[DataFrame] = []
+        # a cluster's executors are processes of their own: what they need is checked before
+        # they are given work (docs/operations.md, "Spark cluster")
+        self._cluster = spark_cluster.on_cluster(self.session)
+        self._reached: set[str] = set()
+        if self._cluster:
+            try:
+                spark_cluster.check(self.session)
+            except Exception:
+                if self._owns_session:
+                    self.session.stop()
+                raise
 
     def __repr__(self) -> str:
         return f"SparkEngine({self._prefix!r})"
@@ -170,6 +181,16 @@ class SparkEngine(Engine):
                     table.set("alias", exp.TableAlias(this=exp.to_identifier(original, quoted=True)))
                 table.set("this", exp.to_identifier(self._views[name], quoted=True))
         return tree.sql(dialect=self.dialect)
+
+    def _reach(self, read: tuple[str, ...] | list[str] = (), write: tuple[str, ...] = ()) -> None:
+        """On a cluster, that every executor reads ``read`` and can make ``write``, checked once each."""
+        if not self._cluster:
+            return
+        reads = [p for p in read if p not in self._reached]
+        writes = [p for p in write if p not in self._reached]
+        if reads or writes:
+            spark_cluster.check(self.session, reads, writes)
+            self._reached.update(reads + writes)
 
     # --- registering ---------------------------------------------------------------------------
 
@@ -217,6 +238,7 @@ class SparkEngine(Engine):
 
     def register_file(self, name: str, path: str | list[str], fmt: str, compression: str = "none") -> None:
         paths = [path] if isinstance(path, str) else list(path)
+        self._reach(read=paths)
         reader = self.session.read
         try:
             if fmt == "parquet":
@@ -264,6 +286,7 @@ class SparkEngine(Engine):
     ) -> DataFrame:
         """The CSV with every cell as text, read with ``options`` (by default
         :meth:`_csv_options`)."""
+        self._reach(read=(path,))
         options = options or self._csv_options(path, read, compression)
         header = options["header"] == "true"
         try:
@@ -467,6 +490,7 @@ class SparkEngine(Engine):
     def write_parquet(self, query: exp.Query, folder: Path) -> list[Path]:
         # Spark writes the files itself (its executors, in parallel); timestamps as INT64
         # microseconds, the Parquet type Iceberg reads, not Spark's legacy INT96.
+        self._reach(write=(str(folder),))
         key = "spark.sql.parquet.outputTimestampType"
         try:
             before = self.session.conf.get(key, None)
