@@ -190,7 +190,15 @@ _DRIVER = """
 import contextlib, io, json, os, sys
 from assay.cli import main
 done, results = [], sys.argv[1]
+if len(sys.argv) > 2:  # one session on that master, which the commands find active
+    from assay.engine.spark import build_session
+    build_session(sys.argv[2])
 for command in json.load(sys.stdin):
+    if command["env"]:  # a session of its own, built with this environment (PYSPARK_PYTHON)
+        from pyspark.sql import SparkSession
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            active.stop()
     out, err = io.StringIO(), io.StringIO()
     before = dict(os.environ)
     os.environ.update(command["env"])  # read by the command's SparkContext (PYSPARK_PYTHON)
@@ -210,14 +218,19 @@ with open(results, "w") as file:
 
 
 def run_driver(
-    commands: list[tuple[dict[str, str], list[str]]], env: dict[str, str], prefix: list[str], cwd: Path
+    commands: list[tuple[dict[str, str], list[str]]],
+    env: dict[str, str],
+    prefix: list[str],
+    cwd: Path,
+    session_on: str,
 ) -> list[dict[str, Any]]:
     """Run ``assay ARGS...`` for each ``(environment, arguments)``, in order, in one driver process
     (one JVM for all) started under ``prefix`` (``unshare …``) in ``cwd``; each gives ``{"code",
-    "out", "err"}``."""
+    "out", "err"}``. The commands share one session on ``session_on`` (one application), built
+    first, until one with an environment of its own: from there each builds its own."""
     results = cwd / "results.json"
     done = subprocess.run(
-        [*prefix, sys.executable, "-c", _DRIVER, str(results)],
+        [*prefix, sys.executable, "-c", _DRIVER, str(results), session_on],
         input=json.dumps([{"env": e, "argv": a} for e, a in commands]),
         capture_output=True,
         text=True,

@@ -6,7 +6,7 @@ import pytest
 
 from _units import unit_of
 
-SPARK_FIXTURES = {"spark_session", "spark_connect_url"}
+SPARK_FIXTURES = {"spark_session", "spark_connect_url", "spark_cluster"}
 
 
 def _runs_spark(item: pytest.Item) -> bool:

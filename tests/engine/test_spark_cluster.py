@@ -98,14 +98,11 @@ def other_python() -> str:
     """A Python of another version than this one, to be the executors' (a second interpreter of
     the machine: the CI image has pyenv's)."""
     here = f"{sys.version_info.major}.{sys.version_info.minor}"
-    candidates = sorted(
-        {*glob.glob("/usr/bin/python3.*"), *glob.glob("/usr/local/bin/python3.*"),
-         *glob.glob(os.path.expanduser("~/.pyenv/versions/3.*/bin/python3.*"))},
-        reverse=True,
-    )  # fmt: skip
-    for candidate in candidates:
-        if not re.fullmatch(r"python3\.\d+", Path(candidate).name):
-            continue
+    found = {*glob.glob("/usr/bin/python3.*"), *glob.glob("/usr/local/bin/python3.*"),
+             *glob.glob(os.path.expanduser("~/.pyenv/versions/3.*/bin/python3.*"))}  # fmt: skip
+    named = [p for p in found if re.fullmatch(r"python3\.\d+", Path(p).name)]
+    # the newest first: an older Python may not import this PySpark at all
+    for candidate in sorted(named, key=lambda p: int(Path(p).name.split(".")[1]), reverse=True):
         version = subprocess.run(
             [candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
             capture_output=True, text=True, check=False,
@@ -143,7 +140,7 @@ def test_what_the_spark_clusters_executors_need_is_checked_first(
         "--schema", str(DEMO / "accounts_schema.yaml"), "--workspace", str(only / "ws"),
         "--engine", "spark", "--spark-master", spark_cluster.url,
     ]  # fmt: skip
-    relative, driver_only, warehouse, mismatch, missing = run_driver(
+    done = run_driver(
         [
             ({}, [*dqdl, "orders.csv"]),  # in the driver's folder (staged/), the run's cwd
             ({}, [*dqdl, str(only / "orders.csv")]),
@@ -154,11 +151,12 @@ def test_what_the_spark_clusters_executors_need_is_checked_first(
         spark_cluster.env | {"COLUMNS": "1000"},
         prefix,
         staged,
+        session_on=spark_cluster.url,
     )
-    for done in (relative, driver_only, warehouse, mismatch, missing):
-        assert done["code"] == 2, done["err"]
-        assert "Traceback" not in done["err"]
-        assert 'docs/operations.md, "Spark cluster"' in done["err"]
+    assert [d["code"] for d in done] == [2] * 5, [d["err"] for d in done]
+    assert all('docs/operations.md, "Spark cluster"' in d["err"] for d in done), [d["err"] for d in done]
+    assert not any("Traceback" in d["err"] for d in done)
+    relative, driver_only, warehouse, mismatch, missing = done
     assert "orders.csv: a relative path" in relative["err"] and "give an absolute path" in relative["err"]
     assert (
         f"{only / 'orders.csv'}: not readable by the executors of {spark_cluster.url}" in driver_only["err"]

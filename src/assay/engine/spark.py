@@ -17,6 +17,7 @@ import itertools
 import os
 import re
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -182,7 +183,7 @@ class SparkEngine(Engine):
                 table.set("this", exp.to_identifier(self._views[name], quoted=True))
         return tree.sql(dialect=self.dialect)
 
-    def _reach(self, read: tuple[str, ...] | list[str] = (), write: tuple[str, ...] = ()) -> None:
+    def _reach(self, read: Sequence[str] = (), write: Sequence[str] = ()) -> None:
         """On a cluster, that every executor reads ``read`` and can make ``write``, checked once each."""
         if not self._cluster:
             return

@@ -158,4 +158,13 @@ def _python_gap(error: Exception, python: str) -> Exception:
             f"the Spark executors cannot start Python {named}: set PYSPARK_PYTHON to a Python {driver} "
             f"at the same path on every worker ({GUIDE})"
         )
+    if "Error from python worker" in text:  # it started, and could not run PySpark's worker
+        raised = re.findall(
+            r"^\s*(\w+(?:Error|Exception): .*)$", text.split("Error from python worker", 1)[1], re.M
+        )
+        why = f" ({raised[0].strip()})" if raised else ""
+        return ConfigError(
+            f"the Spark executors' Python {named} cannot run PySpark{why}: set PYSPARK_PYTHON to a Python "
+            f"{driver} at the same path on every worker ({GUIDE})"
+        )
     return failure(error)
