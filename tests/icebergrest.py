@@ -123,7 +123,7 @@ class Handler(BaseHTTPRequestHandler):
     backing: Backing
     token: str | None
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the tests' output is their own."""
 
     def do_GET(self) -> None:
@@ -169,9 +169,7 @@ class Handler(BaseHTTPRequestHandler):
         with lock:
             return self._catalog_call(catalog, method, rest, body)
 
-    def _catalog_call(
-        self, catalog: SqlCatalog, method: str, rest: list[str], body: Any
-    ) -> tuple[int, Any]:
+    def _catalog_call(self, catalog: SqlCatalog, method: str, rest: list[str], body: Any) -> tuple[int, Any]:
         if not rest:
             if method == "GET":
                 return 200, {"namespaces": [list(n) for n in catalog.list_namespaces()]}
@@ -181,7 +179,9 @@ class Handler(BaseHTTPRequestHandler):
         namespace = (rest[0],)
         if len(rest) == 1:
             properties = catalog.load_namespace_properties(namespace)
-            return (204, None) if method == "HEAD" else (200, {"namespace": [rest[0]], "properties": properties})
+            return (
+                (204, None) if method == "HEAD" else (200, {"namespace": [rest[0]], "properties": properties})
+            )
         if rest[1:] == ["tables"]:
             if method == "GET":
                 names = catalog.list_tables(namespace)
@@ -224,7 +224,10 @@ class Handler(BaseHTTPRequestHandler):
             arguments["sort_order"] = request.write_order
         if request.stage_create:
             staged = catalog._create_staged_table(identifier, **arguments)
-            return {"metadata-location": None, **{k: v for k, v in _table(staged).items() if k != "metadata-location"}}
+            return {
+                "metadata-location": None,
+                **{k: v for k, v in _table(staged).items() if k != "metadata-location"},
+            }
         return _table(catalog.create_table(identifier, **arguments))
 
     def _body(self) -> Any:

@@ -85,8 +85,11 @@ def start_together(
     processes = [
         subprocess.Popen(
             ["sh", "-c", gate, str(fifo), *command],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         for command, env in zip(commands, envs or [cli_env()] * len(commands), strict=True)
     ]
     with fifo.open("w") as release:  # opens once a process waits on the other end
@@ -123,4 +126,3 @@ def account(sites: Sequence[Site], where: Mapping[str, Any]) -> Counter[tuple[st
 def once(found: Counter[tuple[str, Key]]) -> Counter[Key]:
     """How many places each key ended in (exactly once: 1 for every input key)."""
     return Counter(key for (_, key), n in found.items() for _ in range(n))
-
