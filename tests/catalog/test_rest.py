@@ -5,6 +5,7 @@ warehouse in a bucket and the bearer token in an environment variable."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pyarrow as pa
@@ -17,6 +18,17 @@ from icebergrest import TOKEN, RestServer
 from lifecycle.world import february
 from pgserver import PostgresServer
 from s3server import S3Bucket
+
+CHECK = """\
+apiVersion: assay/v1
+kind: DatasetChecks
+dataset: {name: shared.accounts, source: {iceberg: silver.accounts}}
+profiles:
+  - id: all
+    metrics: [row_count]
+expectations:
+  - {id: rows, metric: all.row_count, expect: "= 36"}
+"""
 
 
 def test_two_contributors_gated_at_once_through_a_rest_catalog_land_exactly_once(
@@ -38,6 +50,13 @@ def test_two_contributors_gated_at_once_through_a_rest_catalog_land_exactly_once
     assert s3_bucket.keys("lake/silver/accounts/data/")
     listed = completed("table", "list", "--workspace", str(b.root), "--json")
     assert listed.returncode == 0 and "silver.accounts" in listed.stdout, listed.stderr
+    # a check document's iceberg source reads the shared table too, through the same catalog
+    (b.root / "checks" / "shared.yaml").write_text(CHECK)
+    out = tmp_path / "check.json"
+    checked = completed("check", "run", str(b.root / "checks" / "shared.yaml"), "--workspace", str(b.root),
+                        "--store", store, "--json", str(out))  # fmt: skip
+    assert checked.returncode == 0, checked.stderr
+    assert [o["outcome"] for o in json.loads(out.read_text())["outcomes"]] == ["passed"]
 
 
 def test_a_wrong_token_is_a_config_error_naming_the_variable(
