@@ -13,6 +13,7 @@ import pytest
 from _invoke import completed
 from assay.lake.iceberg import Warehouse
 from assay.workspace import Workspace
+from pgserver import free_port
 
 SOURCES = Path(__file__).parents[2] / "src" / "assay"
 
@@ -85,3 +86,14 @@ def test_every_reader_and_writer_opens_the_catalog_through_the_workspace() -> No
     )
     assert callers == ["workspace.py"]
     assert Warehouse.open.__doc__ and "Workspace.warehouse" in Warehouse.open.__doc__
+
+
+@pytest.mark.parametrize("kind", ["sql", "rest"])
+def test_a_catalog_that_cannot_be_reached_is_a_system_error_naming_it(kind: str, tmp_path: Path) -> None:
+    port = free_port()  # nothing listens there
+    uri = f"postgresql+psycopg://assay@127.0.0.1:{port}/lake" if kind == "sql" else f"http://127.0.0.1:{port}"
+    (tmp_path / "assay.yaml").write_text(f"catalog:\n  type: {kind}\n  uri: {uri}\n  warehouse: {tmp_path}\n")
+    done = completed("table", "list", "--workspace", str(tmp_path))
+    assert done.returncode == 3, done.stderr
+    assert f"the Iceberg catalog at {uri}" in done.stderr and "cannot open" in done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
