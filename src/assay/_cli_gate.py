@@ -158,7 +158,9 @@ def table_list(
     """List the tables of the workspace with their rows, snapshots and partitions."""
     from assay._render import print_tables
 
-    with Workspace(Workspace(workspace).existing()).warehouse() as warehouse:
+    space = Workspace(workspace)
+    space.existing()
+    with space.warehouse() as warehouse:
         tables = warehouse.tables()
     if json_out:
         rows = [
@@ -192,7 +194,8 @@ def table_export(
     from assay.store import MetricStore
 
     space = Workspace(workspace)
-    with Workspace(space.existing()).warehouse() as warehouse:
+    space.existing()
+    with space.warehouse() as warehouse:
         rows = warehouse.export(table, out_file)
     # a read of the table that assay saw: what its importance is made of (docs/scores.md)
     with MetricStore.open(store_url(store), workspace=space.root) as metric_store:
