@@ -10,6 +10,7 @@ of apache/iceberg) that PyIceberg's ``RestCatalog`` calls for assay's tables, se
 - namespaces: list, create (409 when it exists), load, exists (``HEAD``);
 - tables: list, create (``stage-create`` too: the metadata is returned, nothing is stored until the
   commit that asserts the table's creation), load, exists (``HEAD``);
+- ``POST /v1/oauth/tokens``: OAuth2's client-credentials grant, :data:`CREDENTIAL` for :data:`TOKEN`;
 - commit (``POST .../tables/{table}``): the request's requirements are checked against the table
   as the backing catalog holds it, and a requirement that fails (another writer moved the table,
   or created it first) is ``409 CommitFailedException``, as the spec says.
@@ -17,6 +18,8 @@ of apache/iceberg) that PyIceberg's ``RestCatalog`` calls for assay's tables, se
 Requests are handled one at a time per warehouse (a lock), so the backing SQLite file is never
 contended; two clients still conflict exactly as on any server, through the requirements. With
 ``token`` set the server wants ``Authorization: Bearer <token>`` and answers 401 otherwise.
+(The spec marks the token endpoint deprecated in favour of an external OAuth2 server; PyIceberg's
+``credential`` property still calls it.)
 
 Use it from a test folder's ``conftest.py``::
 
@@ -54,6 +57,7 @@ from pyiceberg.table import CommitTableRequest
 from assay.lake.catalogs import s3_properties
 
 TOKEN = "assay-rest-test-token"
+CREDENTIAL = "assay-client:assay-secret"  # client_id:client_secret, exchanged for TOKEN
 ERRORS: dict[type[Exception], int] = {
     CommitFailedException: 409,
     TableAlreadyExistsError: 409,
@@ -137,9 +141,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def _answer(self, method: str) -> None:
         try:
-            if self.token is not None and self.headers.get("Authorization") != f"Bearer {self.token}":
+            if urlsplit(self.path).path == "/v1/oauth/tokens":
+                code, body = self._grant()
+            elif self.token is not None and self.headers.get("Authorization") != f"Bearer {self.token}":
                 raise Problem(401, "NotAuthorizedException", "a bearer token is required")
-            code, body = self._route(method)
+            else:
+                code, body = self._route(method)
         except Problem as problem:
             code, body = problem.code, _error(problem.code, problem.kind, problem.message)
         except tuple(ERRORS) as error:
@@ -229,6 +236,15 @@ class Handler(BaseHTTPRequestHandler):
                 **{k: v for k, v in _table(staged).items() if k != "metadata-location"},
             }
         return _table(catalog.create_table(identifier, **arguments))
+
+    def _grant(self) -> tuple[int, Any]:
+        length = int(self.headers.get("Content-Length") or 0)
+        form = parse_qs(self.rfile.read(length).decode())
+        given = f"{form.get('client_id', [''])[0]}:{form.get('client_secret', [''])[0]}"
+        if form.get("grant_type") != ["client_credentials"] or given != CREDENTIAL:
+            return 401, {"error": "invalid_client", "error_description": "unknown client credentials"}
+        issued = "urn:ietf:params:oauth:token-type:access_token"
+        return 200, {"access_token": self.token, "token_type": "bearer", "issued_token_type": issued}
 
     def _body(self) -> Any:
         length = int(self.headers.get("Content-Length") or 0)

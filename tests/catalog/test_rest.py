@@ -14,7 +14,7 @@ import pytest
 from _invoke import completed
 from assay.workspace import Workspace
 from catalog.sites import Site, account, batch, keys, once, rest_catalog, start_together
-from icebergrest import TOKEN, RestServer
+from icebergrest import CREDENTIAL, TOKEN, RestServer
 from lifecycle.world import february
 from pgserver import PostgresServer
 from s3server import S3Bucket
@@ -57,6 +57,23 @@ def test_two_contributors_gated_at_once_through_a_rest_catalog_land_exactly_once
                         "--store", store, "--json", str(out))  # fmt: skip
     assert checked.returncode == 0, checked.stderr
     assert [o["outcome"] for o in json.loads(out.read_text())["outcomes"]] == ["passed"]
+
+
+def test_a_client_credential_from_its_variable_is_exchanged_for_a_token(
+    tmp_path: Path, iceberg_rest: RestServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ICEBERG_CREDENTIAL", CREDENTIAL)
+    (tmp_path / "assay.yaml").write_text(
+        f"catalog:\n  type: rest\n  uri: {iceberg_rest.uri}\n  warehouse: file://{tmp_path}/lake\n"
+        "  credential_env: ICEBERG_CREDENTIAL\n"
+    )
+    rows = pa.table({"id": pa.array([1, 2], pa.int64())})
+    with Workspace(tmp_path).warehouse() as warehouse:
+        warehouse.create("silver.t", rows.schema, partition_by=[])
+        warehouse.commit("silver.t", rows)
+    monkeypatch.setenv("ICEBERG_CREDENTIAL", "assay-client:wrong")
+    done = completed("table", "list", "--workspace", str(tmp_path))
+    assert done.returncode == 2 and "refused the credentials" in done.stderr, done.stderr
 
 
 def test_a_wrong_token_is_a_config_error_naming_the_variable(

@@ -115,6 +115,8 @@ class RestSettings(_Strict):
     warehouse: str | None = None
     token_env: Annotated[str, Field(pattern=ENV_NAME)] | None = None
     credential_env: Annotated[str, Field(pattern=ENV_NAME)] | None = None
+    # where a credential is exchanged for a token: the catalog's own endpoint unless given
+    oauth_uri: str | None = None
 
     @field_validator("uri")
     @classmethod
@@ -205,4 +207,6 @@ def open_catalog(chosen: SqlSettings | RestSettings, workspace: Path, config: Pa
         if not value:
             raise ConfigError(f"{config}: catalog.{key}_env: the variable {variable} is not set")
         properties[key] = value
+    if chosen.credential_env is not None:
+        properties["oauth2-server-uri"] = chosen.oauth_uri or f"{chosen.uri}/v1/oauth/tokens"
     return RestCatalog(chosen.name, **properties)
