@@ -59,7 +59,9 @@ __all__ = [
     "RestSettings",
     "Settings",
     "SqlSettings",
+    "local_location",
     "open_catalog",
+    "s3_properties",
     "settings",
     "warehouse_location",
 ]
