@@ -157,9 +157,10 @@ def table_list(
 ) -> None:
     """List the tables of the workspace with their rows, snapshots and partitions."""
     from assay._render import print_tables
-    from assay.lake.iceberg import Warehouse
 
-    with Warehouse.open(Workspace(workspace).existing()) as warehouse:
+    space = Workspace(workspace)
+    space.existing()
+    with space.warehouse() as warehouse:
         tables = warehouse.tables()
     if json_out:
         rows = [
@@ -190,11 +191,11 @@ def table_export(
     """Write the committed rows of a table to a Parquet or CSV file."""
     from datetime import UTC, datetime
 
-    from assay.lake.iceberg import Warehouse
     from assay.store import MetricStore
 
     space = Workspace(workspace)
-    with Warehouse.open(space.existing()) as warehouse:
+    space.existing()
+    with space.warehouse() as warehouse:
         rows = warehouse.export(table, out_file)
     # a read of the table that assay saw: what its importance is made of (docs/scores.md)
     with MetricStore.open(store_url(store), workspace=space.root) as metric_store:

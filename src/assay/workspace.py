@@ -15,12 +15,17 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.errors import ConfigError
 from assay.lang import yamlsafe
 
+if TYPE_CHECKING:
+    from assay.lake.catalogs import RestSettings, SqlSettings
+    from assay.lake.iceberg import Warehouse
+
 DEFAULT = ".assay"
+CONFIG_FILE = "assay.yaml"
 
 
 class Workspace:
@@ -89,6 +94,27 @@ class Workspace:
             )
         return self.root
 
+    def warehouse(self) -> Warehouse:
+        """The workspace's Iceberg catalog, open: the one ``catalog:`` of its assay.yaml names
+        (:mod:`assay.lake.catalogs`), else its own SQLite file. Every reader and writer of tables
+        opens it here, so that none of them reads another catalog than the gate commits to.
+
+        >>> import tempfile
+        >>> with Workspace(Path(tempfile.mkdtemp())).warehouse() as warehouse:
+        ...     warehouse.exists("silver.accounts")
+        False
+        """
+        from assay.lake.iceberg import Warehouse
+
+        return Warehouse.open(self.root, self.catalog(), self.root / CONFIG_FILE)
+
+    def catalog(self) -> SqlSettings | RestSettings | None:
+        """The shared catalog ``catalog:`` of the workspace's assay.yaml names, None without one."""
+        from assay.lake import catalogs
+
+        config = self.root / CONFIG_FILE
+        return catalogs.settings(_config_part(config, "catalog"), config)
+
     def write_run(self, run_id: str, summary: dict[str, Any]) -> Path:
         """Write ``runs/<run_id>.json`` atomically (a reader never sees half a file)."""
         self.ensure()
@@ -125,3 +151,15 @@ def store_url(explicit: str | None = None) -> str | None:
 
     None means the SQLite file of the workspace."""
     return explicit or os.environ.get("ASSAY_STORE_URL") or None
+
+
+def _config_part(config: Path, key: str) -> Any:
+    """The ``key:`` part of the assay.yaml at ``config`` as read (None without the file or the key)."""
+    if not config.is_file():
+        return None
+    try:
+        text = config.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{config}: cannot be read: {str(error).splitlines()[0]}") from None
+    raw = yamlsafe.load(text, filename=str(config))
+    return raw.get(key) if isinstance(raw, dict) else None

@@ -26,7 +26,6 @@ from assay._render import progress
 from assay.demo import bureau as bu
 from assay.demo import faults as fa
 from assay.gate.gate import GateOptions, GateResult
-from assay.lake.iceberg import Warehouse
 from assay.platform.flows import gate as run_gate
 from assay.store import MetricStore
 from assay.workspace import Workspace
@@ -193,7 +192,7 @@ class Bureau:
                         f"product_limit={row['product_limit']}: {escape(row['dq_reasons'])}",
                         highlight=False,
                     )
-        with Warehouse.open(self.workspace.root) as warehouse:
+        with self.workspace.warehouse() as warehouse:
             info = next(t for t in warehouse.tables() if t.name == "silver.accounts")
         console.print(
             f"\nsilver.accounts: {info.rows} rows in {info.partitions} contributor-months, "

@@ -26,7 +26,6 @@ import pyarrow.parquet as pq
 from sqlglot import exp
 
 from assay.errors import ConfigError
-from assay.lake.iceberg import Warehouse
 from assay.lake.quarantine import QuarantineFile, quarantine_path
 from assay.workspace import Workspace
 
@@ -235,7 +234,7 @@ def release(workspace: Workspace, store: MetricStore, decision: Decision) -> lis
             commit = [r and not t for r, t in zip(ready, taken, strict=True)]
             chosen = rows.filter(pa.array(commit))
             if chosen.num_rows:
-                with Warehouse.open(workspace.root) as warehouse:
+                with workspace.warehouse() as warehouse:
                     warehouse.commit(
                         decision.dataset,
                         chosen,
@@ -301,7 +300,7 @@ def _committed_keys(
     where: dict[str, object] = {order: months}
     if layout.contributor:
         where[layout.contributor] = contributor
-    with Warehouse.open(workspace.root) as warehouse:
+    with workspace.warehouse() as warehouse:
         present = warehouse.read(table, where, columns=[key, order])
     seen = set(zip(present.column(key).to_pylist(), present.column(order).to_pylist(), strict=True))
     pairs = zip(rows.column(key).to_pylist(), rows.column(order).to_pylist(), strict=True)

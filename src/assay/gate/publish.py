@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from assay.engine.types import canonical
 from assay.gate import holds
-from assay.lake.iceberg import Warehouse
 from assay.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -54,7 +53,7 @@ def settle(store: MetricStore, workspace: Workspace, manifest: Manifest) -> dict
             return {"duplicate_of": earlier, "decisions": [], "quarantine_file": None, "held_file": None}
     won: set[date] = set()
     if snapshot is not None:
-        with Warehouse.open(workspace.root) as warehouse:
+        with workspace.warehouse() as warehouse:
             writers = warehouse.writers(table, **{"assay.contributor": contributor})
         won = {date.fromisoformat(day) for day, run in writers.items() if run == manifest.run_id}
     statuses: dict[int, str] = {}

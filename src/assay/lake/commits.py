@@ -17,6 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyiceberg.exceptions import RESTError
 from pyiceberg.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression
 from pyiceberg.expressions.visitors import bind
 from pyiceberg.io.pyarrow import (
@@ -42,6 +43,7 @@ from pyiceberg.table.snapshots import Snapshot, ancestors_of
 from pyiceberg.transforms import IdentityTransform
 from pyiceberg.utils.config import Config
 from pyiceberg.utils.properties import property_as_int
+from requests import RequestException
 from sqlalchemy.exc import SQLAlchemyError
 
 from assay.errors import PlatformError
@@ -234,10 +236,12 @@ def delete(table: Table, files: list[DataFile]) -> None:
 
 @contextmanager
 def platform_errors(what: str) -> Iterator[None]:
-    """Turn a failure of the catalog's database or of the disk into a :class:`PlatformError`."""
+    """Turn a failure of the catalog's database or server, or of the disk, into a :class:`PlatformError`."""
     try:
         yield
     except SQLAlchemyError as error:
         raise PlatformError(f"{what}: the catalog database failed: {getattr(error, 'orig', error)}") from None
+    except (RESTError, RequestException) as error:
+        raise PlatformError(f"{what}: the REST catalog failed: {error}") from None
     except OSError as error:
         raise PlatformError(f"{what}: {error}") from None

@@ -1,7 +1,9 @@
-"""The workspace's Iceberg tables: one SQL catalog, atomic commits, partition-pruned reads.
+"""The workspace's Iceberg tables: one catalog, atomic commits, partition-pruned reads.
 
 DESIGN.md: tables are Apache Iceberg through PyIceberg, with a SQL catalog in the workspace
-(``<workspace>/warehouse/catalog.db``, data under ``<workspace>/warehouse/``). Three choices here:
+(``<workspace>/warehouse/catalog.db``, data under ``<workspace>/warehouse/``) unless assay.yaml's
+``catalog:`` names one that several machines share (:mod:`assay.lake.catalogs`: PyIceberg's SQL
+catalog on PostgreSQL, or a REST catalog). Three choices here:
 
 * **One snapshot per commit.** PyIceberg's ``overwrite`` stages a DELETE snapshot and then an
   APPEND snapshot; both land in one catalog update, but the DELETE one stays in the history, where
@@ -32,8 +34,8 @@ import random
 import re
 import time
 import uuid
-from collections.abc import Mapping, Sequence
-from contextlib import suppress
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -42,12 +44,17 @@ from typing import Any, Self
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
+from pyiceberg.catalog import Catalog
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import (
     CommitFailedException,
+    ForbiddenError,
     NamespaceAlreadyExistsError,
     NoSuchTableError,
+    OAuthError,
+    RESTError,
     TableAlreadyExistsError,
+    UnauthorizedError,
     ValidationException,
 )
 from pyiceberg.expressions import AlwaysTrue, BooleanExpression
@@ -60,10 +67,12 @@ from pyiceberg.table import (
     Table,
 )
 from pyiceberg.table.snapshots import ancestors_of
-from sqlalchemy.exc import IntegrityError, OperationalError
+from requests import RequestException
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from assay.errors import ConfigError, PlatformError
-from assay.lake import fields
+from assay.lake import catalogs, fields
+from assay.lake.catalogs import RestSettings, SqlSettings
 from assay.lake.commits import (
     CommitInfo,
     SnapshotInfo,
@@ -145,13 +154,18 @@ class Warehouse:
     False
     """
 
-    def __init__(self, catalog: SqlCatalog) -> None:
+    def __init__(self, catalog: Catalog) -> None:
         """Wrap an open catalog; use :meth:`open` instead."""
         self._catalog = catalog
 
     @classmethod
-    def open(cls, workspace: Path) -> Warehouse:
-        """The catalog of ``workspace``, created with ``<workspace>/warehouse/`` on first use.
+    def open(
+        cls, workspace: Path, chosen: SqlSettings | RestSettings | None = None, config: Path | None = None
+    ) -> Warehouse:
+        """The catalog ``chosen`` (``catalog:`` of the workspace's assay.yaml, read by
+        :meth:`assay.workspace.Workspace.warehouse`, the one way the platform opens it), or
+        without one the SQLite catalog of ``workspace``, created with ``<workspace>/warehouse/``
+        on first use.
 
         >>> import tempfile
         >>> with tempfile.TemporaryDirectory() as folder:
@@ -159,33 +173,29 @@ class Warehouse:
         ...     (Path(folder) / "warehouse" / "catalog.db").exists()
         True
         """
-        root = workspace / "warehouse"
-        database = root / "catalog.db"
-        # Iceberg keeps file locations as URLs: '#' and '?' would end the path. The location is
-        # given unencoded (file:///a b/...), because PyIceberg does not decode %20 when it writes.
-        if set("#?") & set(str(root.resolve())):
-            raise ConfigError(
-                f"{workspace}: a workspace path cannot contain '#' or '?' (Iceberg keeps file locations "
-                "as URLs); choose another folder"
-            )
-        try:
-            root.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise PlatformError(f"{root}: cannot create the warehouse: {error.strerror}") from None
+        config = config or workspace / "assay.yaml"
+        if chosen is None:
+            root = workspace / "warehouse"
+            location = catalogs.local_location(root.resolve(), workspace)
+            try:
+                root.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise PlatformError(f"{root}: cannot create the warehouse: {error.strerror}") from None
+            what = str(root / "catalog.db")
+        else:
+            what = f"the Iceberg catalog at {chosen.uri}"
         attempt = 0
         while True:
             try:
-                return cls(
-                    SqlCatalog(
-                        CATALOG, uri=f"sqlite:///{database.resolve()}", warehouse=f"file://{root.resolve()}"
-                    )
-                )
-            except OperationalError as error:
+                with _catalog_errors(what):
+                    if chosen is None:
+                        uri = f"sqlite:///{(root / 'catalog.db').resolve()}"
+                        return cls(SqlCatalog(CATALOG, uri=uri, warehouse=location))
+                    return cls(catalogs.open_catalog(chosen, workspace, config))
+            except _Busy as busy:
                 # Two processes making the catalog's tables at once: the loser finds them made next time.
                 if attempt == 2:
-                    raise PlatformError(
-                        f"{database}: cannot open the Iceberg catalog: {error.orig}"
-                    ) from None
+                    raise PlatformError(f"{what}: cannot open the Iceberg catalog: {busy}") from None
                 _pause(attempt)
                 attempt += 1
 
@@ -529,6 +539,29 @@ class Warehouse:
             stats = table.inspect.partitions(row_filter=_filter(table, name, where or {})).to_pylist()
         infos = [PartitionInfo(dict(row.get("partition") or {}), int(row["record_count"])) for row in stats]
         return sorted(infos, key=lambda info: [(v is None, v) for v in info.values.values()])
+
+
+class _Busy(Exception):
+    """Opening the catalog met another process creating its tables: worth another try."""
+
+
+@contextmanager
+def _catalog_errors(what: str) -> Iterator[None]:
+    """Opening a catalog: its database busy (:class:`_Busy`), its server refusing the credentials
+    (a ConfigError: the user's to fix), or unreachable (a PlatformError)."""
+    try:
+        yield
+    except SQLAlchemyError as error:
+        # SQLite's lock, or PostgreSQL's duplicate table when two processes create the catalog's
+        # tables at once; a server that cannot be reached fails the same way three times
+        raise _Busy(str(getattr(error, "orig", error)).strip()) from None
+    except (UnauthorizedError, ForbiddenError, OAuthError) as error:
+        raise ConfigError(
+            f"{what}: the catalog refused the credentials ({error}); check the variables that "
+            "catalog: token_env / credential_env name in assay.yaml"
+        ) from None
+    except (RESTError, OSError, RequestException) as error:
+        raise PlatformError(f"{what}: cannot open the Iceberg catalog: {error}") from None
 
 
 def _identifier(name: str) -> tuple[str, str]:

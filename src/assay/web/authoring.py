@@ -34,6 +34,7 @@ import yaml
 from assay.errors import ConfigError
 from assay.web.catalog import subject
 from assay.web.plane import Plane
+from assay.workspace import Workspace
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -605,15 +606,16 @@ def _table_schema(plane: Plane, dataset: str) -> list[tuple[str, str]]:
     """The columns of the workspace's Iceberg table ``dataset``, or [] when there is none: a
     dataset whose name is not ``namespace.table`` (the demo's ``orders``) is no table, and no
     mistake either."""
-    from assay.lake.iceberg import NAME_PART, Warehouse
+    from assay.lake.iceberg import NAME_PART
 
     parts = dataset.split(".")
     if len(parts) != 2 or not all(NAME_PART.fullmatch(p) for p in parts):
         return []
-    if not (plane.root / "warehouse").is_dir():
-        return []
+    workspace = Workspace(plane.root)
+    if not (plane.root / "warehouse").is_dir() and workspace.catalog() is None:
+        return []  # no table yet, and no need to create the workspace's catalog to say so
 
-    with Warehouse.open(plane.root) as warehouse:
+    with workspace.warehouse() as warehouse:
         if not warehouse.exists(dataset):
             return []
         return [(f.name, _arrow_type(f.type)) for f in warehouse.schema(dataset)]

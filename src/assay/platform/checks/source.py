@@ -40,11 +40,9 @@ def open_source(engine: Engine, document: Document, *, base: Path, workspace: Pa
             return OpenedSource(None, source.path, missing=f"no file matches {source.path}")
         return OpenedSource(_register_files(engine, matches), source.path, tuple(matches))
     if source.iceberg is not None:
-        from assay.lake.iceberg import Warehouse
-
         if workspace is None:
             raise ConfigError("an iceberg source needs a workspace (--workspace)")
-        with Warehouse.open(workspace) as warehouse:
+        with Workspace(workspace).warehouse() as warehouse:
             if not warehouse.exists(source.iceberg):
                 known = ", ".join(t.name for t in warehouse.tables()) or "none"
                 raise ConfigError(f"iceberg table '{source.iceberg}' does not exist (tables: {known})")

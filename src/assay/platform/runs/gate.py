@@ -208,7 +208,7 @@ class GateRun(Flow[Measured | None, None, RoutePlan | None, GateResult]):
         self.written = {rule.rule_id: rule.condition or rule.text for rule in chosen}
         self.workspace.ensure()
         self.document, _, self.domain = settings(self.workspace, opts.table)
-        warehouse = Warehouse.open(self.workspace.root)
+        warehouse = self.workspace.warehouse()
         exists = warehouse.exists(opts.table)
         schema = table_schema(opts, warehouse, exists)
         run.phase = f"reading {opts.batch}"

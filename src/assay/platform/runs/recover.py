@@ -201,12 +201,10 @@ def _notify(store: MetricStore, workspace: Workspace, run: RunRecord, why: str, 
 
 def _snapshot(workspace: Workspace, run: RunRecord) -> int | None:
     """The snapshot of the run's table that carries the run's id, if it committed one."""
-    from assay.lake.iceberg import Warehouse
-
     if run.dataset is None:
         return None
     try:
-        with Warehouse.open(workspace.root) as warehouse:
+        with workspace.warehouse() as warehouse:
             if not warehouse.exists(run.dataset):
                 return None
             found = warehouse.find_snapshot(run.dataset, **{"assay.run-id": run.id})
