@@ -84,6 +84,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from assay.engine import EngineError
 from assay.errors import AssayError, ConfigError, PlatformError
+from assay.lake import storage
 from assay.platform.runs.faults import checkpoint, fallible
 from assay.platform.runs.run import Input, Run
 from assay.store.records import Attempt, OutcomeRecord
@@ -292,6 +293,7 @@ class Driver:
     def run(self, flow: Flow[Any, Any, Any, R]) -> R:
         """Drive ``flow`` through the outline once; returns its ``result``."""
         self._flow = flow
+        storage.configure(self.workspace.storage)  # the endpoint its s3:// inputs and files use
         run = self._run = Run(
             flow.kind,
             dataset=flow.dataset,
