@@ -56,7 +56,8 @@ def test_a_missing_object_or_a_prefix_is_the_users_mistake(s3_bucket: S3Bucket, 
     s3_bucket.put("drops/orders.csv", files["orders.csv"].read_bytes())
     ruleset = str(files["orders.dqdl"])
     missing = completed("dqdl", "run", ruleset, "--data", s3_bucket.url("drops/none.csv"))
-    assert missing.returncode == 2 and f"{s3_bucket.url('drops/none.csv')}: no such data file" in missing.stderr
+    assert missing.returncode == 2
+    assert f"{s3_bucket.url('drops/none.csv')}: no such data file" in missing.stderr
     folder = completed("dqdl", "run", ruleset, "--data", s3_bucket.url("drops"))
     assert folder.returncode == 2 and "is a prefix (a folder), not a data file" in folder.stderr
 
@@ -72,7 +73,9 @@ def _profile(data: str, workspace: Path) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("name", ["day.parquet", "day.csv.gz"])
-def test_profile_of_an_object_is_the_profile_of_the_file(s3_bucket: S3Bucket, tmp_path: Path, name: str) -> None:
+def test_profile_of_an_object_is_the_profile_of_the_file(
+    s3_bucket: S3Bucket, tmp_path: Path, name: str
+) -> None:
     day = dict(daily_loads())
     table = next(load for when, load in day.items() if when.isoformat() == "2013-01-02")
     path = tmp_path / name
@@ -121,9 +124,12 @@ def test_the_gate_splits_an_object_as_it_splits_the_file(s3_bucket: S3Bucket, tm
         months[name].write_text("\n".join([HEADER, *rows]) + "\n")
         s3_bucket.put(f"bureau/{name}", months[name].read_bytes())
     splits = {}
-    for where, source in (("local", lambda n: str(months[n])), ("s3", lambda n: s3_bucket.url(f"bureau/{n}"))):
-        workspace = tmp_path / where
-        summaries = [_gate(source(name), rules, workspace) for name in ("jan.csv", "feb.csv")]
+    sources = {
+        "local": {n: str(p) for n, p in months.items()},
+        "s3": {n: s3_bucket.url(f"bureau/{n}") for n in months},
+    }
+    for where, named in sources.items():
+        summaries = [_gate(named[name], rules, tmp_path / where) for name in ("jan.csv", "feb.csv")]
         splits[where] = [
             (s["total"], s["passed"], s["quarantined"], s["warned"], s["parse_errors"], s["source"]["sha256"])
             for s in summaries
