@@ -128,7 +128,7 @@ class Workspace:
         folder or as one object under ``storage: runs:``; returns where it went."""
         target = self.published(self.runs / f"{run_id}.json")
         if storage.is_url(target):
-            storage.put(target, (json.dumps(summary, indent=2, default=str) + "\n").encode())
+            storage.put(target, (json.dumps(summary, indent=2, default=str) + "\n").encode(), self.storage)
             return target
         self.ensure()
         self.runs.mkdir(exist_ok=True)

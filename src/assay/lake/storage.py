@@ -208,18 +208,21 @@ def settings() -> StorageSettings:
 _filesystems: dict[tuple[str | None, ...], pafs.S3FileSystem] = {}
 
 
-def filesystem() -> pafs.S3FileSystem:
-    """Arrow's S3 filesystem for the settings in use and the AWS environment."""
+def filesystem(chosen: StorageSettings | None = None) -> pafs.S3FileSystem:
+    """Arrow's S3 filesystem for ``chosen`` (by default the settings in use) and the AWS
+    environment."""
     import pyarrow.fs as pafs
 
-    chosen = _settings
+    chosen = chosen or _settings
     endpoint = chosen.endpoint or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
     region = chosen.region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
     profile = chosen.profile or os.environ.get("AWS_PROFILE")
     keys = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
     cache = (endpoint, region, profile, *(os.environ.get(k) for k in keys))
     if cache not in _filesystems:
-        options: dict[str, Any] = {"region": region or "us-east-1"}
+        # delayed open: an object smaller than a part is one PUT at close, never a multipart
+        # upload that a failure would leave behind unfinished
+        options: dict[str, Any] = {"region": region or "us-east-1", "allow_delayed_open": True}
         if endpoint:
             parts = urlsplit(endpoint if "://" in endpoint else f"https://{endpoint}")
             options["scheme"], options["endpoint_override"] = parts.scheme, parts.netloc
@@ -344,10 +347,11 @@ def origin(path: str | os.PathLike[str]) -> str:
     return _origins.get(Path(path), os.fspath(path))
 
 
-def put(url: str | Location, data: bytes | Path) -> None:
-    """Write ``data`` (bytes, or a local file streamed) as the object ``url``, whole or not at all."""
+def put(url: str | Location, data: bytes | Path, chosen: StorageSettings | None = None) -> None:
+    """Write ``data`` (bytes, or a local file streamed) as the object ``url``, whole or not at all,
+    through ``chosen`` settings (by default the settings in use)."""
     where = location(url)
-    fs = filesystem()
+    fs = filesystem(chosen)
     try:
         out = fs.open_output_stream(where.path)
     except OSError as error:

@@ -97,7 +97,7 @@ def publish(workspace: Workspace, manifest: Manifest) -> None:
                 if storage.is_url(published):
                     # one object per staged file, its key the run's: a run finished again after a
                     # kill overwrites it; the staged file goes only once the object is whole
-                    storage.put(published, source)
+                    storage.put(published, source, workspace.storage)
                     source.unlink()
                 else:
                     destination.parent.mkdir(parents=True, exist_ok=True)
