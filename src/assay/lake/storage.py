@@ -226,8 +226,9 @@ def filesystem(chosen: StorageSettings | None = None) -> pafs.S3FileSystem:
         if endpoint:
             parts = urlsplit(endpoint if "://" in endpoint else f"https://{endpoint}")
             options["scheme"], options["endpoint_override"] = parts.scheme, parts.netloc
-        if chosen.profile and not os.environ.get("AWS_PROFILE"):
-            # Arrow's AWS SDK reads the profile from the environment only; set it for this process
+        if chosen.profile:
+            # Arrow's AWS SDK reads the profile from the environment only: storage: profile:
+            # wins over AWS_PROFILE, for this process (keys in the environment still come first)
             os.environ["AWS_PROFILE"] = chosen.profile
         _filesystems[cache] = pafs.S3FileSystem(**options)
     return _filesystems[cache]
