@@ -82,3 +82,30 @@ def test_a_run_killed_while_publishing_is_finished_with_each_object_once(
     assert [key.rsplit("/", 1)[-1] for key in added] == [f"{run}.csv", f"{run}.json"]
     assert len(s3_bucket.get(added[0]).decode().splitlines()) == 4  # the header and 3 rows, whole
     assert json.loads(s3_bucket.get(added[1]))["quarantined"] == 3
+
+
+def test_the_web_shows_and_serves_a_quarantine_kept_in_the_bucket(
+    s3_bucket: S3Bucket, tmp_path: Path
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from assay.web.app import create_app
+    from web.conftest import Api, open_plane, users_of
+
+    workspace, args = _world(tmp_path, s3_bucket)
+    february = _gate(tmp_path / "feb.csv", args)
+    plane = open_plane(workspace)
+    try:
+        with TestClient(create_app(plane=plane), follow_redirects=False) as client:
+            api = Api(client, users_of(plane)["viewer"])
+            run = api.get(f"/gate/runs/{february['run_id']}", per_page=10).json()
+            assert run["quarantine"]["total"] == february["quarantined"] == 2
+            assert {row[1] for row in run["quarantine"]["items"]} == {"F01", "parse_error"}
+            download = api.get(f"/gate/runs/{february['run_id']}/quarantine.csv")
+            assert download.status_code == 200
+            assert (
+                download.text.splitlines()[1:]
+                == s3_bucket.get(february["quarantine_file"].split("/", 3)[3]).decode().splitlines()[1:]
+            )
+    finally:
+        plane.close()
