@@ -141,3 +141,27 @@ def test_the_gate_splits_an_object_as_it_splits_the_file(s3_bucket: S3Bucket, tm
             assert summaries[1]["source"]["path"] == s3_bucket.url("bureau/feb.csv")
     assert splits["s3"] == splits["local"]
     assert splits["s3"][1][:5] == (6, 3, 3, 1, 1)
+
+
+def test_spark_reads_an_object_as_duckdb_reads_the_file(
+    s3_bucket: S3Bucket, tmp_path: Path, spark_session: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spark reads the same local copy (``local[N]`` shares the driver's disk); its outcomes and
+    metrics are DuckDB's on the file."""
+    files = _demo(tmp_path)
+    s3_bucket.put("drops/orders.csv", files["orders.csv"].read_bytes())
+    s3_bucket.put("drops/customers.csv", files["customers.csv"].read_bytes())
+    ruleset = str(files["orders.dqdl"])
+    local = completed(
+        "dqdl", "run", ruleset, "--data", str(files["orders.csv"]),
+        "--ref", f"customers={files['customers.csv']}", "--json", "-",
+    )  # fmt: skip
+    monkeypatch.setenv("ASSAY_ENGINE", "spark")
+    remote = completed(
+        "dqdl", "run", ruleset, "--data", s3_bucket.url("drops/orders.csv"),
+        "--ref", f"customers={s3_bucket.url('drops/customers.csv')}", "--json", "-",
+    )  # fmt: skip
+    assert remote.returncode == local.returncode, remote.stderr
+    assert [o for _, o, _ in _outcomes(json.loads(remote.stdout))] == [
+        o for _, o, _ in _outcomes(json.loads(local.stdout))
+    ]
