@@ -336,6 +336,13 @@ def stage_objects(found: Sequence[StoredObject]) -> list[Path]:
     return copies
 
 
+def release() -> None:
+    """Remove the local copies staged so far (the run driver calls it when a run ends)."""
+    for copy in list(_origins):
+        copy.unlink(missing_ok=True)
+        del _origins[copy]
+
+
 def origin(path: str | os.PathLike[str]) -> str:
     """What a run records as its input: the ``s3://`` URL of an object (or of the staged copy
     read from one), else the path itself.

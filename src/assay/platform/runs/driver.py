@@ -341,6 +341,8 @@ class Driver:
         finally:
             for opened in self.engines:
                 opened.close()
+            # the local copies of s3:// inputs: a worker runs thousands of runs in one process
+            storage.release()
         if self.recording and run.state is RunState.COMPLETED:
             flow.after_commit(self)
         return flow.result
