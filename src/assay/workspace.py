@@ -20,11 +20,13 @@ import os
 import re
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.errors import ConfigError
-from assay.lake import storage
 from assay.lang import yamlsafe
+
+if TYPE_CHECKING:
+    from assay.lake.storage import StorageSettings
 
 DEFAULT = ".assay"
 CONFIG_FILE = "assay.yaml"
@@ -97,8 +99,10 @@ class Workspace:
         return self.root
 
     @cached_property
-    def storage(self) -> storage.StorageSettings:
+    def storage(self) -> StorageSettings:
         """``storage:`` of the workspace's ``assay.yaml`` (the AWS environment's alone without it)."""
+        from assay.lake import storage  # pydantic: not for every command's start (tests/test_cli.py)
+
         config = self.root / CONFIG_FILE
         if not config.is_file():
             return storage.StorageSettings()
@@ -117,6 +121,8 @@ class Workspace:
         >>> ws.published(ws.root / "runs" / "r1.json") == str(ws.root / "runs" / "r1.json")
         True
         """
+        from assay.lake import storage
+
         relative = path.relative_to(self.root).parts
         prefix = {"dq_error": self.storage.dq_error, "runs": self.storage.runs}.get(relative[0])
         if prefix is None:
@@ -126,6 +132,8 @@ class Workspace:
     def write_run(self, run_id: str, summary: dict[str, Any]) -> str:
         """Write ``runs/<run_id>.json`` atomically (a reader never sees half a file), in the
         folder or as one object under ``storage: runs:``; returns where it went."""
+        from assay.lake import storage
+
         target = self.published(self.runs / f"{run_id}.json")
         if storage.is_url(target):
             storage.put(target, (json.dumps(summary, indent=2, default=str) + "\n").encode(), self.storage)
