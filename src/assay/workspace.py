@@ -6,7 +6,11 @@ warehouse/         Iceberg catalog and table data
 dq_error/          quarantined rows
 runs/<run_id>.json run summaries
 checks/            check documents
+assay.yaml         settings (sources:, storage:, ...)
 ```
+
+``storage:`` in ``assay.yaml`` can put ``runs/`` and ``dq_error/`` under an ``s3://`` prefix each
+(:mod:`assay.lake.storage`); the workspace folder then keeps only what runs stage there.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +28,7 @@ from assay.lang import yamlsafe
 if TYPE_CHECKING:
     from assay.lake.catalogs import RestSettings, SqlSettings
     from assay.lake.iceberg import Warehouse
+    from assay.lake.storage import StorageSettings
 
 DEFAULT = ".assay"
 CONFIG_FILE = "assay.yaml"
@@ -115,15 +121,47 @@ class Workspace:
         config = self.root / CONFIG_FILE
         return catalogs.settings(_config_part(config, "catalog"), config)
 
-    def write_run(self, run_id: str, summary: dict[str, Any]) -> Path:
-        """Write ``runs/<run_id>.json`` atomically (a reader never sees half a file)."""
+    @cached_property
+    def storage(self) -> StorageSettings:
+        """``storage:`` of the workspace's ``assay.yaml`` (the AWS environment's alone without it)."""
+        from assay.lake import storage  # pydantic: not for every command's start (tests/test_cli.py)
+
+        config = self.root / CONFIG_FILE
+        return storage.StorageSettings.of(_config_part(config, "storage"), config)
+
+    def published(self, path: Path) -> str:
+        """Where the workspace file ``path`` is published: under ``storage: dq_error:`` or
+        ``runs:`` when its folder is placed on S3, else the path itself.
+
+        >>> import tempfile
+        >>> ws = Workspace(tempfile.mkdtemp())
+        >>> ws.published(ws.root / "runs" / "r1.json") == str(ws.root / "runs" / "r1.json")
+        True
+        """
+        from assay.lake import storage
+
+        relative = path.relative_to(self.root).parts
+        prefix = {"dq_error": self.storage.dq_error, "runs": self.storage.runs}.get(relative[0])
+        if prefix is None:
+            return str(path)
+        return str(storage.location(prefix).child(*relative[1:]))
+
+    def write_run(self, run_id: str, summary: dict[str, Any]) -> str:
+        """Write ``runs/<run_id>.json`` atomically (a reader never sees half a file), in the
+        folder or as one object under ``storage: runs:``; returns where it went."""
+        from assay.lake import storage
+
+        target = self.published(self.runs / f"{run_id}.json")
+        if storage.is_url(target):
+            storage.put(target, (json.dumps(summary, indent=2, default=str) + "\n").encode(), self.storage)
+            return target
         self.ensure()
         self.runs.mkdir(exist_ok=True)
         path = self.runs / f"{run_id}.json"
         partial = path.with_suffix(".json.partial")
         partial.write_text(json.dumps(summary, indent=2, default=str) + "\n")
         partial.replace(path)
-        return path
+        return str(path)
 
 
 def is_check_document(path: Path) -> bool:

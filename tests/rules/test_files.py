@@ -86,9 +86,9 @@ def test_without_a_path_the_data_file_is_checked(folder: Path) -> None:
 
 def test_remote_and_missing_paths_are_errors(tmp_path: Path) -> None:
     remote, missing = outcomes(
-        f'Rules = [ FileSize "s3://bucket/x" < 1 KB, FileSize "{tmp_path / "none"}" < 1 KB ]'
-    )
-    assert remote[0] == "Error" and "local paths only" in (remote[1] or "")
+        f'Rules = [ FileSize "https://example.com/x" < 1 KB, FileSize "{tmp_path / "none"}" < 1 KB ]'
+    )  # s3:// objects are read: tests/storage/test_file_rules.py
+    assert remote[0] == "Error" and "local paths and s3:// only" in (remote[1] or "")
     assert missing[0] == "Error" and "does not exist" in (missing[1] or "")
 
 

@@ -30,7 +30,7 @@ from assay.engine.base import StagedText, positions
 from assay.errors import ConfigError
 from assay.gate.schema import BLANK_IS_NULL, sql_type, type_name
 from assay.lake import checksum as checksums
-from assay.lake.readers import ReadOptions, check_local, compression, file_format, tokens_pattern
+from assay.lake.readers import ReadOptions, compression, file_format, local_path, tokens_pattern
 
 ROW = "__row"  # the record's position in the file, 0-based; it orders everything downstream
 BAD = "__bad"
@@ -167,7 +167,7 @@ def read(engine: Engine, path: Path, schema: pa.Schema | None, options: ReadOpti
     into ``engine``: the records stay there (tables :data:`TEXT` and :data:`TYPED`), and what
     comes back is their count, the schema and the records that did not read."""
     options = options or ReadOptions()
-    path = check_local(path)
+    path = local_path(path, what="batch file")
     if not path.exists():
         raise ConfigError(f"{path}: no such batch file")
     if path.is_dir():

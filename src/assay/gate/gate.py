@@ -104,8 +104,8 @@ class GateOptions:
 @dataclass
 class GateResult:
     summary: Summary
-    quarantine_file: Path | None
-    summary_file: Path
+    quarantine_file: Path | str | None  # a str: an s3:// object (storage: dq_error:)
+    summary_file: Path | str
 
     @property
     def critical_failures(self) -> bool:

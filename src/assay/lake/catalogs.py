@@ -180,11 +180,19 @@ def local_location(folder: Path, workspace: Path) -> str:
 
 
 def s3_properties() -> dict[str, str]:
-    """PyIceberg's ``s3.*`` properties from the standard AWS variables that are set."""
+    """PyIceberg's ``s3.*`` properties from the standard AWS variables that are set, the endpoint
+    and region of the workspace's ``storage:`` first (:mod:`assay.lake.storage`: the inputs, the
+    run files and the warehouse reach one S3 the same way)."""
+    from assay.lake import storage
+
     found = {}
     for key, names in S3_PROPERTIES.items():
         value = next((os.environ[n] for n in names if os.environ.get(n)), None)
         if value is not None:
+            found[key] = value
+    chosen = storage.settings()
+    for key, value in (("s3.endpoint", chosen.endpoint), ("s3.region", chosen.region)):
+        if value:
             found[key] = value
     return found
 

@@ -1,5 +1,6 @@
 """What an input file is and how it is read: its format (from its name), its compression (from
-its first bytes), that it is local, and the reading options a user gives (:class:`ReadOptions`).
+its first bytes), where it is (a local path, or an ``s3://`` object read into a local copy), and
+the reading options a user gives (:class:`ReadOptions`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from assay.engine.cells import NULL_TOKENS
 from assay.errors import ConfigError
+from assay.lake import storage
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -106,19 +108,22 @@ def compression(path: Path) -> str:
     return "none"
 
 
-def check_local(data: str | os.PathLike[str]) -> Path:
-    """``data`` as a local path; a URL (``s3://``, ``https://``) is refused: not supported yet.
+def local_path(data: str | os.PathLike[str], *, what: str = "data file") -> Path:
+    """``data`` as a local path: an ``s3://`` object is read into a local copy first
+    (:func:`assay.lake.storage.stage`); another URL (``https://``) is refused.
 
-    >>> check_local("s3://bucket/x.csv")  # doctest: +ELLIPSIS
+    >>> local_path("https://example.com/x.csv")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    assay.errors.ConfigError: s3://bucket/x.csv: remote paths (s3://) are not supported yet; ...
+    assay.errors.ConfigError: https://example.com/x.csv: remote paths (https://) are not supported; ...
     """
     text = os.fspath(data)
+    if storage.is_url(text):
+        return storage.stage(text, what=what)
     match = _URL.match(text)
     if match:
         raise ConfigError(
-            f"{text}: remote paths ({match.group(1)}://) are not supported yet; "
-            "copy the file to a local folder first"
+            f"{text}: remote paths ({match.group(1)}://) are not supported; "
+            "give a local path or an s3://bucket/key"
         )
     return Path(text)

@@ -24,7 +24,7 @@ from assay.engine import Column, Engine, EngineError
 from assay.engine.cells import DATE_TIME_SHAPES, NULL_TOKENS, tokens_pattern
 from assay.engine.spark_session import is_spark_dataframe
 from assay.errors import ConfigError
-from assay.lake.files import FORMATS, PLACEHOLDER, ReadOptions, check_local, compression, file_format
+from assay.lake.files import FORMATS, PLACEHOLDER, ReadOptions, compression, file_format, local_path
 from assay.lake.typed_csv import register_csv, sql_type
 
 if TYPE_CHECKING:
@@ -38,10 +38,10 @@ __all__ = [
     "SPARK_TABLE",
     "ReadOptions",
     "Registered",
-    "check_local",
     "compression",
     "file_format",
     "is_spark_dataframe",
+    "local_path",
     "register",
     "renamed",
     "sql_type",
@@ -141,7 +141,7 @@ def register(engine: Engine, name: str, data: Any, read: ReadOptions | None = No
         register_dataframe(name, data)
         return Registered(name, tuple(engine.columns(name)))
     if isinstance(data, str | os.PathLike):
-        path = check_local(data)
+        path = local_path(data)
         if not path.exists():
             raise ConfigError(f"{path}: no such data file")
         if path.is_dir():

@@ -11,6 +11,10 @@ port. So every source a document names is resolved and checked before anything o
 - a PostgreSQL source must name a server listed under ``sources: servers:`` (``host``, ``host:port``
   or a URL; the port defaults to 5432). No server is implied, not even the store's: its tables hold
   users and token hashes that no author may read through a check;
+- an ``s3://bucket/key`` source (an object, a prefix, a glob) must lie under a prefix listed
+  under ``sources: buckets:``, compared segment by segment (``s3://drops/in`` does not allow
+  ``s3://drops/inbox``); a key holding ``..``, ``.``, a backslash or a %-escape is refused as
+  written, never decoded first. No bucket is implied, not even the one ``storage:`` writes to;
 - an Iceberg source is a table of the workspace's own warehouse, named, never a path.
 
 ``assay.yaml``::
@@ -18,6 +22,7 @@ port. So every source a document names is resolved and checked before anything o
     sources:
       paths: [/srv/vendor-drops, ../shared]   # relative to the workspace folder
       servers: [warehouse.internal:5432]
+      buckets: [s3://vendor-drops/daily]
 
 A refused source is a :class:`SourceRefused` (a :class:`~assay.errors.ConfigError`: exit 2, a
 ``config_error`` outcome in a run, 403 on the web) that names the rule, and nothing is opened: no
@@ -47,6 +52,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assay.errors import ConfigError
+from assay.lake import storage
 
 CONFIG_FILE = "assay.yaml"
 DEFAULT_PORT = 5432
@@ -62,6 +68,7 @@ class _Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     paths: list[str] = Field(default_factory=list)
     servers: list[str] = Field(default_factory=list)
+    buckets: list[str] = Field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -102,6 +109,7 @@ class SourcePolicy:
     roots: tuple[Path, ...]
     servers: tuple[Server, ...] = ()
     config: Path | None = None
+    buckets: tuple[storage.Location, ...] = ()
 
     @classmethod
     def of(cls, workspace: Path) -> SourcePolicy:
@@ -127,7 +135,15 @@ class SourcePolicy:
             if server is None:
                 raise ConfigError(f"{config}: sources.servers: {entry!r} names no server (write host:port)")
             servers.append(server)
-        return cls(tuple(roots), tuple(servers), config)
+        buckets = []
+        for entry in settings.buckets:
+            if not storage.is_url(entry):
+                raise ConfigError(f"{config}: sources.buckets: {entry!r} is not an s3://bucket/prefix URL")
+            try:
+                buckets.append(storage.location(entry))
+            except ConfigError as error:
+                raise ConfigError(f"{config}: sources.buckets: {error.message}") from None
+        return cls(tuple(roots), tuple(servers), config, tuple(buckets))
 
     def _where(self) -> str:
         folders = ", ".join(str(r) for r in self.roots)
@@ -155,6 +171,39 @@ class SourcePolicy:
         matches = [p for p in found if p.exists()]
         self.paths(matches, text)
         return matches
+
+    def objects(self, text: str) -> list[storage.StoredObject]:
+        """The objects the ``s3://`` source ``text`` names (an object, a prefix or a glob), in key
+        order, refused before anything is listed unless the part a glob cannot leave lies under a
+        prefix of ``sources: buckets:``; [] when none exists (an absent source)."""
+        self.bucket(text)
+        found = storage.objects(text)
+        for item in found:
+            self.bucket(item.url, text)
+        return found
+
+    def bucket(self, url: str, text: str | None = None) -> storage.Location:
+        """Refuse the ``s3://`` location ``url`` unless it lies under an allowed prefix (no
+        request is made)."""
+        try:
+            where = storage.location(url)
+        except ConfigError as error:
+            raise SourceRefused(f"source {error.message}") from None
+        fixed = [p for p in where.key.split("/") if p]
+        for i, part in enumerate(fixed):
+            if glob.has_magic(part):
+                fixed = fixed[:i]
+                break
+        for allowed in self.buckets:
+            prefix = [p for p in allowed.key.split("/") if p]
+            if allowed.bucket == where.bucket and fixed[: len(prefix)] == prefix:
+                return where
+        declared = ", ".join(str(b) for b in self.buckets) or "none"
+        reaches = f"{text} reaches {url}" if text else url
+        raise SourceRefused(
+            f"source {reaches}, which is under no bucket prefix the workspace allows (declared: {declared}; "
+            f"an admin adds one under sources: buckets: in {self.config or CONFIG_FILE})"
+        )
 
     def paths(self, matches: Sequence[Path], text: str) -> None:
         """Refuse ``matches`` (the files a source found) unless each lies in an allowed folder."""
@@ -185,7 +234,9 @@ class SourcePolicy:
 def confine(source: Any, *, base: Path, workspace: Path) -> None:
     """Refuse a check document's ``source`` unless the workspace at ``workspace`` allows it."""
     policy = SourcePolicy.of(workspace)
-    if source.path is not None:
+    if source.path is not None and storage.is_url(source.path):
+        policy.bucket(source.path)  # its objects are checked again as a run lists them
+    elif source.path is not None:
         policy.files(source.path, base=base)
     elif source.duckdb is not None:
         policy.paths([policy.path(source.duckdb.path, base=base)], source.duckdb.path)

@@ -1,7 +1,9 @@
-"""File rules on local paths: FileFreshness, FileSize, FileUniqueness, FileMatch.
+"""File rules on local paths and S3 objects: FileFreshness, FileSize, FileUniqueness, FileMatch.
 
 Glue runs these on S3 prefixes; assay runs them on a local file or folder (a folder means
-every regular file under it). Without a path, the rule reads the data file being evaluated.
+every regular file under it) or on ``s3://`` objects (an object, every object under a prefix, or
+a glob): sizes and times from the objects' metadata, checksums streamed
+(:mod:`assay.lake.storage`). Without a path, the rule reads the data file being evaluated.
 Tags: ``recentFiles = N`` keeps the N most recently modified files, ``uriRegex`` keeps paths
 matching a pattern (in that order, unless ``filterOrder = ["uriRegex","recentFiles"]``),
 ``hashAlgorithm`` is MD5, SHA-1 or SHA-256 (the default), and ``matchFileName = "true"``
@@ -12,8 +14,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
+from assay.errors import ConfigError
+from assay.lake import storage
 from assay.lake.checksum import digest
 from assay.lang import patterns
 from assay.lang.dqdl import ast
@@ -24,19 +29,53 @@ from assay.store import MetricKey
 _HASHES = {"MD5": "md5", "SHA-1": "sha1", "SHA1": "sha1", "SHA-256": "sha256", "SHA256": "sha256"}
 
 
-def _files(rule: ast.Rule, ctx: Context, param: int = 0) -> list[Path]:
+@dataclass(frozen=True)
+class FileFacts:
+    """A file a rule judges: its path or ``s3://`` URL (what ``uriRegex`` matches), its name, size
+    and last-modified time (an object's own metadata: nothing is downloaded for them), and its
+    checksum, read when a rule asks (an object's streamed, never kept)."""
+
+    uri: str
+    name: str
+    size: int
+    modified: float
+
+    @classmethod
+    def local(cls, path: Path) -> FileFacts:
+        stat = path.stat()
+        return cls(str(path), path.name, stat.st_size, stat.st_mtime)
+
+    def digest(self, algorithm: str) -> str:
+        if storage.is_url(self.uri):
+            return storage.digest(self.uri, algorithm)
+        return digest(Path(self.uri), algorithm)
+
+
+def _files(rule: ast.Rule, ctx: Context, param: int = 0) -> list[FileFacts]:
     if len(rule.params) > param:
         text = rule.params[param].text
-        if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", text) and not text.lower().startswith("file://"):
-            raise RuleError(f"'{text}' is a remote path; assay's file rules read local paths only")
-        root = Path(text.removeprefix("file://"))
     elif ctx.data_path is not None:
-        root = ctx.data_path
+        text = storage.origin(ctx.data_path)  # an s3:// input is judged as its object
     else:
         raise RuleError(f"{rule.type} needs a path when the data is not read from a file")
-    if not root.exists():
-        raise RuleError(f"'{root}' does not exist")
-    files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
+    if storage.is_url(text):
+        try:
+            files = [
+                FileFacts(o.url, o.url.rsplit("/", 1)[-1], o.size, o.modified) for o in storage.objects(text)
+            ]
+        except ConfigError as error:
+            raise RuleError(error.message) from None
+        if not files:
+            raise RuleError(f"'{text}' does not exist")
+        root = text
+    else:
+        if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", text) and not text.lower().startswith("file://"):
+            raise RuleError(f"'{text}' is a remote path; assay's file rules read local paths and s3:// only")
+        path = Path(text.removeprefix("file://"))
+        if not path.exists():
+            raise RuleError(f"'{path}' does not exist")
+        found = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        files, root = [FileFacts.local(p) for p in found], str(path)
     for name in _filter_order(rule):
         files = FILTERS[name](rule, files)
     if not files:
@@ -44,7 +83,7 @@ def _files(rule: ast.Rule, ctx: Context, param: int = 0) -> list[Path]:
     return files
 
 
-def _by_pattern(rule: ast.Rule, files: list[Path]) -> list[Path]:
+def _by_pattern(rule: ast.Rule, files: list[FileFacts]) -> list[FileFacts]:
     """``uriRegex``: the files whose path contains a match of the (Java) pattern."""
     pattern = rule.tag("uriRegex")
     if not pattern:
@@ -53,10 +92,10 @@ def _by_pattern(rule: ast.Rule, files: list[Path]) -> list[Path]:
         regex = patterns.to_python(pattern)
     except patterns.PatternRefused as error:
         raise RuleError(error.message) from None
-    return [f for f in files if regex.search(str(f))]
+    return [f for f in files if regex.search(f.uri)]
 
 
-def _most_recent(rule: ast.Rule, files: list[Path]) -> list[Path]:
+def _most_recent(rule: ast.Rule, files: list[FileFacts]) -> list[FileFacts]:
     """``recentFiles = N``: the N most recently modified files."""
     recent = rule.tag("recentFiles")
     if not recent:
@@ -65,12 +104,12 @@ def _most_recent(rule: ast.Rule, files: list[Path]) -> list[Path]:
         count = int(recent)
     except ValueError:
         raise RuleError(f"recentFiles must be a whole number, not '{recent}'") from None
-    return sorted(files, key=lambda f: f.stat().st_mtime, reverse=True)[:count]
+    return sorted(files, key=lambda f: f.modified, reverse=True)[:count]
 
 
 # The file filters by tag name, and the order Glue applies them in unless `filterOrder` says
 # otherwise ("the default order applies recentFiles first, then uriRegex").
-FILTERS: dict[str, Callable[[ast.Rule, list[Path]], list[Path]]] = {
+FILTERS: dict[str, Callable[[ast.Rule, list[FileFacts]], list[FileFacts]]] = {
     "recentFiles": _most_recent,
     "uriRegex": _by_pattern,
 }
@@ -100,7 +139,7 @@ def _algorithm(rule: ast.Rule) -> str:
     return _HASHES[name]
 
 
-def _share_plan(rule: ast.Rule, files: list[Path], passing: int, name: str) -> LeafPlan:
+def _share_plan(rule: ast.Rule, files: list[FileFacts], passing: int, name: str) -> LeafPlan:
     key = MetricKey.dataset(name)
     metric = MetricSpec(key.key, key, constant(passing / len(files)))
     plan = LeafPlan(rule, [metric], Compliance(metric.display, "files", rule.threshold, key))
@@ -115,7 +154,7 @@ def file_freshness(rule: ast.Rule, ctx: Context) -> LeafPlan:
     assert cond is not None
     bounds = [predicates.static_date(o, ctx.now, rule.tag("timeZone")) for o in cond.operands]
     stamps = [bound.timestamp() if bound else None for bound in bounds]
-    passing = sum(predicates.python_compare(f.stat().st_mtime, cond.op, stamps) for f in files)
+    passing = sum(predicates.python_compare(f.modified, cond.op, stamps) for f in files)
     return _share_plan(rule, files, passing, "FileFreshness.Compliance")
 
 
@@ -125,7 +164,7 @@ def file_size(rule: ast.Rule, ctx: Context) -> LeafPlan:
     cond = rule.condition
     assert cond is not None
     sizes = [predicates.size_bytes(o) for o in cond.operands]
-    passing = sum(predicates.python_compare(float(f.stat().st_size), cond.op, list(sizes)) for f in files)
+    passing = sum(predicates.python_compare(float(f.size), cond.op, list(sizes)) for f in files)
     return _share_plan(rule, files, passing, "FileSize.Compliance")
 
 
@@ -133,7 +172,7 @@ def file_uniqueness(rule: ast.Rule, ctx: Context) -> LeafPlan:
     """``FileUniqueness "data/" > 0.9``: the share of files whose content no other file has."""
     files = _files(rule, ctx)
     algorithm = _algorithm(rule)
-    digests = [digest(f, algorithm) for f in files]
+    digests = [f.digest(algorithm) for f in files]
     unique = sum(1 for d in digests if digests.count(d) == 1)
     key = MetricKey.dataset("FileUniqueness")
     metric = MetricSpec(key.key, key, constant(unique / len(files)))
@@ -151,7 +190,7 @@ def file_match(rule: ast.Rule, ctx: Context) -> LeafPlan:
             pairs = [(f, by_name.get(f.name)) for f in left]
         else:
             pairs = list(zip(left, right, strict=False)) if len(left) == len(right) else [(left[0], None)]
-        same = [r is not None and digest(f, algorithm) == digest(r, algorithm) for f, r in pairs]
+        same = [r is not None and f.digest(algorithm) == r.digest(algorithm) for f, r in pairs]
         value = sum(same) / len(same)
         message = None if all(same) else "the files' contents differ"
     else:
@@ -161,7 +200,7 @@ def file_match(rule: ast.Rule, ctx: Context) -> LeafPlan:
             for item in predicates.string_items(rule.condition, ctx.constants)
             if isinstance(item, ast.StringLit)
         }
-        found = [digest(f, algorithm) in hashes for f in files]
+        found = [f.digest(algorithm) in hashes for f in files]
         if rule.condition.op is ast.Op.NOT_IN:
             found = [not f for f in found]
         value = sum(found) / len(found)

@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import ConfigError
+from assay.lake import storage
 from assay.web.paging import Page
 from assay.web.plane import NotFound, Plane, check_filter, check_id, check_run_id
+from assay.workspace import Workspace
 
 INCIDENT_STATES = ("open", "acknowledged", "muted", "resolved")
 MUTE_HOURS_MAX = 24 * 90
@@ -357,6 +359,16 @@ def quarantine_file(plane: Plane, run_id: str, *, must: bool = True) -> Path | N
     run's id (never by a path from the request), and checked to lie inside the workspace."""
     check_run_id(run_id)
     root = plane.root.resolve()
+    settings = Workspace(root).storage
+    prefix = settings.dq_error
+    if prefix is not None:
+        # a local copy of the object the run wrote, through the endpoint of the one workspace
+        # the plane serves
+        storage.configure(settings)
+        found = _quarantine_object(plane, run_id, prefix)
+        if found is None and must:
+            raise NotFound(f"gate run {run_id} quarantined no rows")
+        return found
     for path in sorted((root / "dq_error").glob(f"date=*/contributor=*/{run_id}.csv")):
         resolved = path.resolve()
         if resolved.is_relative_to(root) and resolved.is_file():
@@ -364,6 +376,16 @@ def quarantine_file(plane: Plane, run_id: str, *, must: bool = True) -> Path | N
     if must:
         raise NotFound(f"gate run {run_id} quarantined no rows")
     return None
+
+
+def _quarantine_object(plane: Plane, run_id: str, prefix: str) -> Path | None:
+    """The run's quarantine object, as its summary names it, if it is the run's own file under
+    the workspace's ``dq_error:`` prefix (never a URL from the request)."""
+    record = plane.store.run(run_id)
+    url = (record.summary or {}).get("quarantine_file") if record is not None else None
+    if not (isinstance(url, str) and url.startswith(f"{prefix}/date=") and url.endswith(f"/{run_id}.csv")):
+        return None
+    return storage.stage(url, what="quarantine file")
 
 
 def _gate_line(plane: Plane, run: Any) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """The source of a check document, registered with the run's engine as ``__source``: files (a glob,
-relative to the document's folder, confined to the paths the workspace allows), an Iceberg table,
+relative to the document's folder, confined to the paths the workspace allows), ``s3://`` objects
+(an object, a prefix or a glob, confined to the workspace's bucket prefixes), an Iceberg table,
 a table of a DuckDB database file, or a PostgreSQL table. The rows a run measures are a view over
 it (:func:`assay.platform.checks.measure.register_rows`).
 """
@@ -13,6 +14,7 @@ from sqlglot import exp
 
 from assay.engine import Engine, EngineError
 from assay.errors import ConfigError, PlatformError
+from assay.lake import storage
 from assay.lake.readers import Registered, file_format, register
 from assay.platform.checks.document import Document
 from assay.platform.sources import SourcePolicy
@@ -34,6 +36,12 @@ def open_source(engine: Engine, document: Document, *, base: Path, workspace: Pa
     the document's folder; a glob that matches nothing is an absent source (upstream_missing)."""
     source = document.dataset.source
     policy = SourcePolicy.of(workspace or Workspace(None).root)
+    if source.path is not None and storage.is_url(source.path):
+        found = policy.objects(source.path)
+        if not found:
+            return OpenedSource(None, source.path, missing=f"no object matches {source.path}")
+        copies = storage.stage_objects(found)
+        return OpenedSource(_register_files(engine, copies), source.path, tuple(copies))
     if source.path is not None:
         matches = policy.files(source.path, base=base)
         if not matches:

@@ -44,6 +44,7 @@ from assay.judge.result import AnalyzerOutcome, EvaluationResult, RuleOutcome, j
 from assay.judge.rowlevel import row_outcomes
 from assay.lake.checksum import digest
 from assay.lake.readers import ReadOptions, register
+from assay.lake.storage import origin
 from assay.lang.dqdl import ast
 from assay.lang.dqdl.printer import analyzer_text, rule_text
 from assay.measure import Aggregate, Measurements, ScanPlan
@@ -215,7 +216,7 @@ class Evaluation:
             partition=self.partition,
             logical_time=self.now,
             logical_date=self.logical_date,
-            source_path=str(path) if path else None,
+            source_path=origin(path) if path else None,
             source_sha256=self.source_sha256,
             row_count=int(rows) if rows is not None else None,
             run_id=self.run_id,
@@ -298,7 +299,7 @@ class DqdlRun(Flow[Measured, int, EvaluationResult, EvaluationResult]):
         self.source = source
         self.engine_factory = engine_factory or DuckDBEngine
         self.options = dict(options)
-        self.inputs = [Input(str(data))] if isinstance(data, str | os.PathLike) else []
+        self.inputs = [Input(origin(data))] if isinstance(data, str | os.PathLike) else []
 
     def read(self, driver: Driver) -> None:
         run = driver.current
@@ -341,12 +342,12 @@ class DqdlRun(Flow[Measured, int, EvaluationResult, EvaluationResult]):
         evaluation, run = self.evaluation, driver.current
         inputs = self.inputs
         if evaluation.primary.path is not None:
-            inputs = [Input(str(evaluation.primary.path), evaluation.source_sha256)]
+            inputs = [Input(origin(evaluation.primary.path), evaluation.source_sha256)]
         counts = {"rules": len(result.rules), **{name.lower(): n for name, n in result.counts().items()}}
         if not driver.recording:
             return Settlement(RunState.COMPLETED, counts=counts, inputs=inputs)
         result.run_id = run.id
-        data = str(self.data) if self.inputs else None
+        data = origin(self.data) if self.inputs else None
         attempts = [a.to_dict() for a in driver.attempts]
         summary = {
             "run_id": run.id,

@@ -84,6 +84,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from assay.engine import EngineError
 from assay.errors import AssayError, ConfigError, PlatformError
+from assay.lake import storage
 from assay.platform.runs.faults import checkpoint, fallible
 from assay.platform.runs.run import Input, Run
 from assay.store.records import Attempt, OutcomeRecord
@@ -292,6 +293,7 @@ class Driver:
     def run(self, flow: Flow[Any, Any, Any, R]) -> R:
         """Drive ``flow`` through the outline once; returns its ``result``."""
         self._flow = flow
+        storage.configure(self.workspace.storage)  # the endpoint its s3:// inputs and files use
         run = self._run = Run(
             flow.kind,
             dataset=flow.dataset,
@@ -339,6 +341,8 @@ class Driver:
         finally:
             for opened in self.engines:
                 opened.close()
+            # the local copies of s3:// inputs: a worker runs thousands of runs in one process
+            storage.release()
         if self.recording and run.state is RunState.COMPLETED:
             flow.after_commit(self)
         return flow.result

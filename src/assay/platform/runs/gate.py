@@ -51,9 +51,11 @@ from assay.gate.gate import (
 )
 from assay.gate.route import RoutePlan, route
 from assay.gate.summary import Group, Summary
+from assay.lake import storage
 from assay.lake.iceberg import Warehouse
 from assay.lake.quarantine import quarantine_path
 from assay.lake.readers import Registered
+from assay.lake.storage import origin
 from assay.platform.alerts import Alerting, Routing
 from assay.platform.runs.dqdl import Evaluation
 from assay.platform.runs.driver import Driver, Flow, Settlement, Snapshot, required
@@ -175,7 +177,7 @@ class GateRun(Flow[Measured | None, None, RoutePlan | None, GateResult]):
     ) -> None:
         self.options = options
         self.dataset = options.table
-        self.inputs = [Input(str(options.batch))]
+        self.inputs = [Input(origin(options.batch))]
         self.store = store
         self.engine_factory = engine_factory or DuckDBEngine
         self.workspace = Workspace(options.workspace)
@@ -215,14 +217,14 @@ class GateRun(Flow[Measured | None, None, RoutePlan | None, GateResult]):
         batch = required(
             driver.attempt("read", lambda: batches.read(self.scope.engine, opts.batch, schema, opts.read))
         )
-        run.inputs = [Input(str(opts.batch), batch.sha256)]
+        run.inputs = [Input(origin(opts.batch), batch.sha256)]
         check_columns(opts, batch.schema, chosen, empty=batch.total == 0)
         summary = Summary(
             self.scope.run_id,
             self.scope.contributor,
             opts.contributor_type or control.ALL,
             opts.table,
-            str(opts.batch),
+            origin(opts.batch),
             batch.sha256,
             started_at=run.started_at.isoformat(),
         )
@@ -332,8 +334,13 @@ class GateRun(Flow[Measured | None, None, RoutePlan | None, GateResult]):
         if recorded.get("duplicate_of"):
             summary.duplicate_of = recorded["duplicate_of"]
             summary.quarantine_file = summary.held_file = None
-        quarantine = Path(summary.quarantine_file) if summary.quarantine_file else None
-        self.result = GateResult(summary, quarantine, self.workspace.runs / f"{self.scope.run_id}.json")
+        quarantine = summary.quarantine_file
+        summary_file = self.workspace.published(self.workspace.runs / f"{self.scope.run_id}.json")
+        self.result = GateResult(
+            summary,
+            None if quarantine is None else quarantine if storage.is_url(quarantine) else Path(quarantine),
+            summary_file if storage.is_url(summary_file) else Path(summary_file),
+        )
 
     # --- helpers -----------------------------------------------------------------------------
 
@@ -384,7 +391,7 @@ class GateRun(Flow[Measured | None, None, RoutePlan | None, GateResult]):
             run_day = opts.run_date or datetime.now(UTC).date()
             target = quarantine_path(self.workspace.root, run_day, scope.contributor, scope.run_id)
             plan.quarantine.write(run.stage(target))
-            summary.quarantine_file = str(target)
+            summary.quarantine_file = self.workspace.published(target)
         if plan.held:
             held_target = holds.held_path(self.workspace, opts.table, scope.contributor, scope.run_id)
             layout = holds.Layout(opts.key, opts.order, opts.contributor_column)
@@ -429,7 +436,7 @@ class GateRun(Flow[Measured | None, None, RoutePlan | None, GateResult]):
                 "assay.source-sha256": summary.source_sha256,
                 "assay.contributor": scope.contributor,
                 "assay.contributor-type": opts.contributor_type or control.ALL,
-                "assay.source-path": str(opts.batch),
+                "assay.source-path": origin(opts.batch),
                 "assay.months": ",".join(settle["committed_dates"]),
             },
             unless={"assay.source-sha256": summary.source_sha256, "assay.contributor": scope.contributor},

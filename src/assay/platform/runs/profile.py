@@ -39,6 +39,8 @@ from typing import TYPE_CHECKING, Any
 from assay import monitor
 from assay.engine import Engine
 from assay.lake import checksum as checksums
+from assay.lake import storage
+from assay.lake.storage import origin
 from assay.monitor.profiler import window_of
 from assay.platform.alerts import Alerting, Routing
 from assay.platform.baselines import profile_holds
@@ -80,7 +82,7 @@ class ProfileFlow(Flow[monitor.ProfileResult, None, monitor.ProfileResult, monit
         self.dataset = self.name = dataset
         self.load_date = load_date
         self.store = store
-        self.inputs = [Input(str(data))] if isinstance(data, str | os.PathLike) else []
+        self.inputs = [Input(origin(data))] if isinstance(data, str | os.PathLike) else []
         self._config = config
         self._window = window
         self.read_options = read
@@ -107,6 +109,8 @@ class ProfileFlow(Flow[monitor.ProfileResult, None, monitor.ProfileResult, monit
         """The load in one query; its file's checksum is read beside the engine's work (or taken
         from the command that began reading it before its imports)."""
         driver.current.phase = "profiling the load"
+        if storage.is_url(self.data):  # read into a local copy once: the checksum and the profile read it
+            self.data = storage.stage(self.data)
         if driver.recording and self.inputs:
             self.checksum = checksums.later(Path(self.data))
         engine = self._open(driver)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import ConfigError, PlatformError
+from assay.lake import storage
 from assay.platform.runs.faults import checkpoint
 from assay.vocabulary import RunState
 
@@ -70,7 +71,7 @@ def write_error_record(
 ) -> None:
     """``runs/<run_id>.json`` of a run that did not complete, when the disk allows: the error
     record in the store is the one that counts."""
-    with suppress(OSError):
+    with suppress(OSError, PlatformError):  # an unreachable bucket too: the store's record counts
         workspace.write_run(run_id, {"run_id": run_id, "kind": kind, "state": state.value, "error": error})
 
 
@@ -91,13 +92,25 @@ def publish(workspace: Workspace, manifest: Manifest) -> None:
     for number, (staged, target) in enumerate(manifest.moves):
         source, destination = root / staged, root / target
         if source.exists():
+            published = workspace.published(destination)
             try:
-                destination.parent.mkdir(parents=True, exist_ok=True)
-                source.replace(destination)
+                if storage.is_url(published):
+                    # one object per staged file, its key the run's: a run finished again after a
+                    # kill overwrites it; the staged file goes only once the object is whole
+                    storage.put(published, source, workspace.storage)
+                    source.unlink()
+                else:
+                    destination.parent.mkdir(parents=True, exist_ok=True)
+                    source.replace(destination)
             except OSError as error:
                 raise PlatformError(
                     f"run {manifest.run_id} is committed, but publishing {destination} failed: "
                     f"{error.strerror or error}; the next run or `assay recover` finishes it"
+                ) from None
+            except PlatformError as error:
+                raise PlatformError(
+                    f"run {manifest.run_id} is committed, but publishing failed: {error.message}; "
+                    f"{_left_to_recovery(workspace, manifest)}"
                 ) from None
         if number == 0:
             checkpoint("after-publish")
@@ -108,6 +121,11 @@ def publish(workspace: Workspace, manifest: Manifest) -> None:
             raise PlatformError(
                 f"run {manifest.run_id} is committed, but writing its summary in {workspace.runs} failed: "
                 f"{error.strerror or error}; {_left_to_recovery(workspace, manifest)}"
+            ) from None
+        except PlatformError as error:
+            raise PlatformError(
+                f"run {manifest.run_id} is committed, but writing its summary failed: {error.message}; "
+                f"{_left_to_recovery(workspace, manifest)}"
             ) from None
     checkpoint("after-summary")
     shutil.rmtree(root / STAGING / manifest.run_id, ignore_errors=True)
