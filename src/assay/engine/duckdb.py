@@ -85,6 +85,8 @@ _CLEANUPS: tuple[tuple[re.Pattern[str], str], ...] = (
         r"the expression is nested more than \1 levels deep, deeper than the engine can evaluate",
     ),
     (re.compile(r"\s*(?:Use|Try|Consider)\b[^.]*\bSET\b[^.]*\.?"), ""),  # engine settings as a remedy
+    # the spill folder's cap is assay.yaml's engine: max_temp_directory_size, not a PRAGMA
+    (re.compile(r"\s*By default, this setting utilizes.*PRAGMA max_temp_directory_size\S*", re.DOTALL), ""),
     (re.compile(r" when casting from source column \"?__\w+\"?"), ""),
     (re.compile(r'"?\b__\w+"?'), "an internal value"),  # assay's own columns and tables (__row, __freq0)
 )

@@ -93,7 +93,7 @@ from assay.vocabulary import RunState
 from assay.workspace import Workspace
 
 if TYPE_CHECKING:
-    from assay.engine import Engine
+    from assay.engine import Engine, Limits
     from assay.lake.iceberg import Warehouse
     from assay.store import MetricStore
 
@@ -241,6 +241,7 @@ class Driver:
         self.queries: dict[str, int] = {"measure": 0, "judge": 0}
         self.engines: list[Engine] = []
         self.bounds: dict[str, str] = {}  # the engine's limits in force (engine: of assay.yaml)
+        self._limits: Limits | None = None
         self.recorded: dict[str, Any] = {}  # the summary as the commit recorded it
         self._run: Run | None = None
         self._flow: Flow[Any, Any, Any, Any] | None = None
@@ -257,7 +258,7 @@ class Driver:
         """An engine opened for this run, within the workspace's limits (``engine:`` of
         ``assay.yaml``, spilling into the workspace): its queries are counted, and it is closed
         (its spilled files removed) when the run ends."""
-        limits = engine_limits(self.workspace.root, self.current.id)
+        limits = self._limits or engine_limits(self.workspace.root, self.current.id)
         try:
             opened = factory()
         except EngineError as error:
@@ -316,6 +317,9 @@ class Driver:
         try:
             with run:
                 self._stage("running")
+                # read before anything else: a wrong setting is the run's config_error, not a
+                # failed measurement of each profile
+                self._limits = engine_limits(self.workspace.root, run.id)
                 run.phase = "reading"
                 flow.read(self)
                 run.phase = "measuring"
