@@ -4,14 +4,18 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import date
 from pathlib import Path
 
 import duckdb
 import pytest
-from _invoke import completed
 
+from _invoke import completed
+from assay.platform.runs.limits import engine_limits
 from assay.store import MetricStore
+
+ROOT = Path(__file__).resolve().parents[2]
 
 ROWS = 1_000_000  # an id a row: the profile's exact count of ids alone needs more than 64 MB
 
@@ -30,7 +34,11 @@ def load(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "kind": "DatasetChecks",
         "dataset": {"name": "big.ids", "source": {"path": str(data)}, "owners": {"team": "t"}},
         "profiles": [
-            {"id": "load", "slice": {"column": "day"}, "metrics": ["row_count", {"sum": ["v"]}, {"mean": ["k"]}]}
+            {
+                "id": "load",
+                "slice": {"column": "day"},
+                "metrics": ["row_count", {"sum": ["v"]}, {"mean": ["k"]}],
+            }
         ],
         "expectations": [{"id": "rows", "metric": "load.row_count", "expect": ">= 0"}],
     }
@@ -55,6 +63,7 @@ def test_a_run_within_a_tiny_memory_limit_spills_into_the_workspace_and_removes_
     # room for 1 MB of spilled blocks is too little: what does not fit in 64 MB goes to disk
     code, stderr, cramped = _run(load, tmp_path / "cramped", limited + "  max_temp_directory_size: 1MB\n")
     assert code == 3, stderr
+    assert cramped["state"] == "system_error"
     assert "This limit was set by the 'max_temp_directory_size' setting." in stderr
     assert "PRAGMA" not in stderr  # a setting of assay.yaml, not of a DuckDB session
     # with the disk's room, the same run completes: it spilled into its folder in the workspace
@@ -69,10 +78,14 @@ def test_a_run_within_a_tiny_memory_limit_spills_into_the_workspace_and_removes_
     assert not (tmp_path / "spilled" / "tmp").exists()  # removed with the run
     assert not (tmp_path / "cramped" / "tmp").exists()  # a failed run's too
     # and it stored what DuckDB without a limit measures, the profile's count of ids included
-    expected = duckdb.connect().execute(
-        "SELECT count(*), sum(v), avg(k), count(DISTINCT id) FROM read_parquet($p)",
-        {"p": str(load / "ids.parquet")},
-    ).fetchone()
+    expected = (
+        duckdb.connect()
+        .execute(
+            "SELECT count(*), sum(v), avg(k), count(DISTINCT id) FROM read_parquet($p)",
+            {"p": str(load / "ids.parquet")},
+        )
+        .fetchone()
+    )
     with MetricStore.open(workspace=tmp_path / "spilled") as store:
         (loaded,) = store.window("big.ids", date(2026, 12, 1), partition="load")
         stored = store.load_metrics([loaded.id])[loaded.id]
@@ -98,3 +111,13 @@ def test_a_wrong_engine_setting_is_a_config_error_naming_the_file_and_field(
     assert code == 2, stderr
     assert f"{tmp_path / 'ws' / 'assay.yaml'}: {named}" in " ".join(stderr.split())
     assert summary["state"] == "config_error"
+
+
+def test_the_documented_engine_settings_are_read_as_written(tmp_path: Path) -> None:
+    """docs/operations.md's ``engine:`` block, as a workspace's assay.yaml."""
+    part = (ROOT / "docs" / "operations.md").read_text().split("### A big load on one machine", 1)[1]
+    (block,) = re.findall(r"^```yaml\n(.*?)^```$", part.split("\n## ", 1)[0], re.MULTILINE | re.DOTALL)
+    (tmp_path / "assay.yaml").write_text(block)
+    limits = engine_limits(tmp_path, "r1")
+    assert (limits.memory_limit, limits.threads, limits.max_temp_directory_size) == ("2GB", 2, "50GB")
+    assert limits.temp_directory == tmp_path / "tmp" / "duckdb" / "r1"
