@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
+import sys
 from datetime import date
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from _demo_workspace import cli_env
 from _invoke import completed
 from assay.platform.runs.limits import engine_limits
 from assay.store import MetricStore
@@ -121,3 +125,28 @@ def test_the_documented_engine_settings_are_read_as_written(tmp_path: Path) -> N
     limits = engine_limits(tmp_path, "r1")
     assert (limits.memory_limit, limits.threads, limits.max_temp_directory_size) == ("2GB", 2, "50GB")
     assert limits.temp_directory == tmp_path / "tmp" / "duckdb" / "r1"
+
+
+def test_what_a_killed_run_spilled_is_removed_by_the_next_run_of_its_dataset(
+    load: Path, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "assay.yaml").write_text(f"sources:\n  paths: [{load}]\nengine:\n  memory_limit: 256MB\n")
+    run = ["check", "run", str(load / "ids.yaml"), "--workspace", str(workspace), "--at", "2026-11-30"]
+    killed = subprocess.run(
+        [sys.executable, "-m", "assay", *run],
+        capture_output=True,
+        text=True,
+        env=cli_env(ASSAY_CRASH_AT="after-measure"),  # measured, its engine open: SIGKILL
+        timeout=120,
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    (left,) = (workspace / "tmp" / "duckdb").iterdir()  # the dead run's folder, named by its id
+    done = completed(*run)
+    assert done.returncode == 0, done.stderr
+    with MetricStore.open(workspace=workspace) as store:
+        dead = store.run(left.name)
+    assert dead is not None and dead.state == "system_error"  # recovery abandoned it ...
+    assert not (workspace / "tmp" / "duckdb" / left.name).exists()  # ... and removed what it spilled

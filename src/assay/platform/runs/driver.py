@@ -242,6 +242,7 @@ class Driver:
         self.engines: list[Engine] = []
         self.bounds: dict[str, str] = {}  # the engine's limits in force (engine: of assay.yaml)
         self._limits: Limits | None = None
+        self._made_root = False
         self.recorded: dict[str, Any] = {}  # the summary as the commit recorded it
         self._run: Run | None = None
         self._flow: Flow[Any, Any, Any, Any] | None = None
@@ -264,6 +265,8 @@ class Driver:
         except EngineError as error:
             raise PlatformError(f"opening the engine: {error.message}") from None
         self.engines.append(opened)
+        # a dry run in a workspace that does not exist yet leaves none behind (see _unspill)
+        self._made_root = self._made_root or not self.workspace.root.exists()
         try:
             self.bounds = opened.bound(limits) or self.bounds
         except EngineError as error:  # a size DuckDB refuses although it has the form of one
@@ -430,15 +433,17 @@ class Driver:
 
     def _unspill(self) -> None:
         """Remove what the run's engine spilled (closing DuckDB deletes its files, not the
-        folder), and ``tmp/duckdb`` and ``tmp`` once no other run spills there."""
+        folder), and ``tmp/duckdb`` and ``tmp`` once no other run spills there; and the workspace
+        folder itself when opening the engine created it and nothing else was written there."""
         if self._run is None:
             return
         root = self.workspace.root
         shutil.rmtree(spill_folder(root, self._run.id), ignore_errors=True)
-        for depth in range(len(SPILL_FOLDER), 0, -1):
+        folders = [root.joinpath(*SPILL_FOLDER[:depth]) for depth in range(len(SPILL_FOLDER), 0, -1)]
+        for folder in [*folders, *([root] if self._made_root else [])]:
             try:
-                root.joinpath(*SPILL_FOLDER[:depth]).rmdir()
-            except OSError:  # absent, or another run's folder is in it
+                folder.rmdir()
+            except OSError:  # absent, or another run's folder (or a file the run wrote) is in it
                 return
 
     def _stage(self, name: str) -> None:
