@@ -249,11 +249,13 @@ def _time_child(command: list[str]) -> int:
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - started
-    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     reported = [line for line in done.stdout.splitlines() if line.startswith(_MARK)]
     payload = {
         "seconds": seconds,
-        "peak_rss_mb": peak_kb / 1024,
+        "peak_rss_mb": usage.ru_maxrss / 1024,
+        # CPU seconds of every thread: on a machine shared with other work they move less than wall time
+        "cpu_seconds": usage.ru_utime + usage.ru_stime,
         "returncode": done.returncode,
         "stderr": done.stderr[-4000:],
         "reported": json.loads(reported[-1][len(_MARK) :]) if reported else None,
@@ -302,7 +304,8 @@ def measure(
 ) -> dict[str, Any]:
     """One size: ``assay check run`` and the hand-written query on a ``rows``-row file in ``workdir``,
     each in a fresh process with ``memory_limit``. Returns ``rows``, ``assay_seconds``,
-    ``hand_seconds``, ``ratio``, ``peak_rss_mb`` (assay's), ``hand_peak_rss_mb``, ``agree`` (every
+    ``hand_seconds``, ``ratio``, ``peak_rss_mb`` (assay's), ``hand_peak_rss_mb``, the CPU seconds of
+    each (``assay_cpu_seconds``, ``hand_cpu_seconds``) and their ``cpu_ratio``, ``agree`` (every
     compared number equal), ``differ`` (those that are not), ``memory_limit`` (as the run's engine
     reported it), ``seconds_per_million`` and ``generate_seconds`` (0 when the file was cached)."""
     started = time.perf_counter()
@@ -333,6 +336,9 @@ def measure(
         "assay_seconds": assay["seconds"],
         "hand_seconds": hand["seconds"],
         "ratio": assay["seconds"] / hand["seconds"],
+        "assay_cpu_seconds": assay["cpu_seconds"],
+        "hand_cpu_seconds": hand["cpu_seconds"],
+        "cpu_ratio": assay["cpu_seconds"] / hand["cpu_seconds"],
         "peak_rss_mb": assay["peak_rss_mb"],
         "hand_peak_rss_mb": hand["peak_rss_mb"],
         "seconds_per_million": assay["seconds"] / (rows / 1e6),
@@ -384,7 +390,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{rows:>12,} rows: assay {found['assay_seconds']:8.2f} s "
             f"({found['seconds_per_million']:.3f} s per million rows, peak {found['peak_rss_mb']:,.0f} MB), "
             f"hand {found['hand_seconds']:8.2f} s ({found['hand_seconds_per_million']:.3f} s/M, "
-            f"peak {found['hand_peak_rss_mb']:,.0f} MB), ratio {found['ratio']:.2f}, "
+            f"peak {found['hand_peak_rss_mb']:,.0f} MB), ratio {found['ratio']:.2f} "
+            f"(CPU {found['assay_cpu_seconds']:.1f} s / {found['hand_cpu_seconds']:.1f} s), "
             f"same numbers: {found['agree']}"
             + (f", generated in {found['generate_seconds']:.0f} s" if found["generate_seconds"] else ""),
             flush=True,

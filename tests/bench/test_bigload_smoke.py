@@ -39,7 +39,7 @@ def test_the_documented_bench_command_gives_the_hand_querys_numbers_within_the_l
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    sizes = re.findall(r"^\s*([\d,]+) rows: assay .* same numbers: True", done.stdout, re.MULTILINE)
+    sizes = re.findall(r"^\s*([\d,]+) rows: assay .* \(CPU .*\), same numbers: True", done.stdout, re.M)
     assert sizes == ["2,000", "20,000", "200,000"], done.stdout
     assert re.search(r"^ratio assay/hand = \d+\.\d\d \(target <= 1\.2\)$", done.stdout, re.MULTILINE)
     assert re.search(r"^peak memory [\d,]+ MB \(target <= 4,096 MB\)$", done.stdout, re.MULTILINE)
@@ -56,3 +56,4 @@ def test_the_documented_bench_command_gives_the_hand_querys_numbers_within_the_l
         assert None not in m["metrics"].values() and len(m["metrics"]) == 26
         assert m["memory_limit"] == m["hand_memory_limit"] == "1.8 GiB"
         assert m["ratio"] == m["assay_seconds"] / m["hand_seconds"] > 0
+        assert m["cpu_ratio"] == m["assay_cpu_seconds"] / m["hand_cpu_seconds"] > 0
