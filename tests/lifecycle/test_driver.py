@@ -156,7 +156,14 @@ def test_timing_and_query_counts_are_recorded(tmp_path: Path) -> None:
         assert run.started_at <= run.finished_at
         # the flow's summary, with where its time and queries went (every flow's says so)
         written = json.loads((tmp_path / "runs" / f"{run.id}.json").read_text())
-        assert written == {"outcome": "passed", "seconds": written["seconds"], "queries": driver.queries}
+        assert written == {
+            "outcome": "passed",
+            "seconds": written["seconds"],
+            "queries": driver.queries,
+            "engine": written["engine"],  # the limits its engine ran within (docs/operations.md)
+        }
+        assert written["engine"]["temp_directory"] == str(tmp_path / "tmp" / "duckdb" / run.id)
+        assert not (tmp_path / "tmp").exists()  # its spill folder removed when it ended
         assert set(written["seconds"]) == {"measure", "persist", "judge"}
         assert run.summary == written
 

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from assay.engine.base import Column, DataKind, Engine, EngineError, Reject
+from assay.engine.base import Column, DataKind, Engine, EngineError, Limits, Reject
 from assay.engine.duckdb import DuckDBEngine
 
 if TYPE_CHECKING:
     from assay.engine.postgres import PostgresEngine
 
-__all__ = ["Column", "DataKind", "DuckDBEngine", "Engine", "EngineError", "PostgresEngine", "Reject"]
+__all__ = [
+    "Column",
+    "DataKind",
+    "DuckDBEngine",
+    "Engine",
+    "EngineError",
+    "Limits",
+    "PostgresEngine",
+    "Reject",
+]
 
 
 def __getattr__(name: str) -> object:

@@ -180,6 +180,19 @@ def _line_of(position: int, skipped: list[int], first: int) -> int:
         line = moved
 
 
+@dataclass(frozen=True)
+class Limits:
+    """What one machine lets a run's engine use (``engine:`` of ``assay.yaml``): at most
+    ``memory_limit`` of memory (a size such as ``2GB``) and ``threads`` threads, spilling what does
+    not fit into ``temp_directory`` (the workspace's), at most ``max_temp_directory_size`` of it.
+    None leaves the engine's own default."""
+
+    memory_limit: str | None = None
+    threads: int | None = None
+    temp_directory: Path | None = None
+    max_temp_directory_size: str | None = None
+
+
 class EngineError(Exception):
     """The engine refused or failed a query; ``message`` is the engine's own one-line reason."""
 
@@ -305,6 +318,12 @@ class Engine(abc.ABC):
         table = self.query(query) if measuring else self.inspect(query)
         found: list[dict[str, Any]] = table.to_pylist()
         return found
+
+    def bound(self, limits: Limits) -> dict[str, str]:
+        """Keep this engine within ``limits``; returns the settings in force as the engine reports
+        them (what a run's summary records). An engine whose memory its own cluster or server
+        configures (Spark, PostgreSQL) takes none and returns ``{}``."""
+        return {}
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release the engine's resources."""

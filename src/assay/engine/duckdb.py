@@ -13,7 +13,7 @@ import duckdb
 from sqlglot import exp
 
 from assay.engine import dialect
-from assay.engine.base import Column, DataKind, Engine, EngineError, Reject, engine_names
+from assay.engine.base import Column, DataKind, Engine, EngineError, Limits, Reject, engine_names
 from assay.errors import PlatformError
 
 if TYPE_CHECKING:
@@ -85,6 +85,8 @@ _CLEANUPS: tuple[tuple[re.Pattern[str], str], ...] = (
         r"the expression is nested more than \1 levels deep, deeper than the engine can evaluate",
     ),
     (re.compile(r"\s*(?:Use|Try|Consider)\b[^.]*\bSET\b[^.]*\.?"), ""),  # engine settings as a remedy
+    # the spill folder's cap is assay.yaml's engine: max_temp_directory_size, not a PRAGMA
+    (re.compile(r"\s*By default, this setting utilizes.*PRAGMA max_temp_directory_size\S*", re.DOTALL), ""),
     (re.compile(r" when casting from source column \"?__\w+\"?"), ""),
     (re.compile(r'"?\b__\w+"?'), "an internal value"),  # assay's own columns and tables (__row, __freq0)
 )
@@ -487,6 +489,43 @@ class DuckDBEngine(Engine):
                 return [dict(zip(names, row, strict=True)) for row in relation.fetchall()]
             except duckdb.Error as error:
                 raise _failure(error, running=True) from None
+
+    def bound(self, limits: Limits) -> dict[str, str]:
+        """``SET`` each limit given (a size is DuckDB's own text, ``2GB``); what does not fit in
+        ``memory_limit`` (a sort, a hash table, a materialized slice) spills to
+        ``temp_directory``, which is created here: DuckDB creates only its last folder, and by
+        default spills to ``.tmp`` in whatever folder the process started in.
+
+        >>> import tempfile
+        >>> engine = DuckDBEngine()
+        >>> folder = Path(tempfile.mkdtemp()) / "tmp" / "duckdb" / "run"
+        >>> applied = engine.bound(Limits(memory_limit="64MB", threads=1, temp_directory=folder))
+        >>> applied["memory_limit"], applied["threads"], applied["temp_directory"] == str(folder)
+        ('61.0 MiB', '1', True)
+        """
+        given: dict[str, str | int | None] = {
+            "memory_limit": limits.memory_limit,
+            "threads": limits.threads,
+            "max_temp_directory_size": limits.max_temp_directory_size,
+        }
+        if limits.temp_directory is not None:
+            limits.temp_directory.mkdir(parents=True, exist_ok=True)
+            given["temp_directory"] = str(limits.temp_directory)
+        for name, value in given.items():
+            if value is None:
+                continue
+            literal = exp.Literal.number(value) if isinstance(value, int) else exp.Literal.string(value)
+            item = exp.SetItem(this=exp.EQ(this=exp.column(name), expression=literal))
+            try:
+                self.con.execute(exp.Set(expressions=[item]).sql(dialect=self.dialect))
+            except duckdb.Error as error:
+                raise EngineError(f"{name} {value!r}: {_one_line(error)}") from None
+        names = ("memory_limit", "threads", "temp_directory", "max_temp_directory_size")
+        settings = exp.select(
+            *(exp.alias_(exp.func("current_setting", exp.Literal.string(n)), n) for n in names)
+        )
+        (found,) = self.con.execute(settings.sql(dialect=self.dialect)).fetchall()
+        return {n: str(v) for n, v in zip(names, found, strict=True)}
 
     def close(self) -> None:
         self.con.close()

@@ -73,6 +73,7 @@ exponential backoff), each attempt recorded in :attr:`Driver.attempts`.
 
 from __future__ import annotations
 
+import shutil
 import time as clock
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -86,13 +87,14 @@ from assay.engine import EngineError
 from assay.errors import AssayError, ConfigError, PlatformError
 from assay.lake import storage
 from assay.platform.runs.faults import checkpoint, fallible
+from assay.platform.runs.limits import SPILL_FOLDER, engine_limits, spill_folder
 from assay.platform.runs.run import Input, Run
 from assay.store.records import Attempt, OutcomeRecord
 from assay.vocabulary import RunState
 from assay.workspace import Workspace
 
 if TYPE_CHECKING:
-    from assay.engine import Engine
+    from assay.engine import Engine, Limits
     from assay.lake.iceberg import Warehouse
     from assay.store import MetricStore
 
@@ -239,6 +241,9 @@ class Driver:
         self.seconds: dict[str, float] = {}  # wall time of measure, persist, judge
         self.queries: dict[str, int] = {"measure": 0, "judge": 0}
         self.engines: list[Engine] = []
+        self.bounds: dict[str, str] = {}  # the engine's limits in force (engine: of assay.yaml)
+        self._limits: Limits | None = None
+        self._made_root = False
         self.recorded: dict[str, Any] = {}  # the summary as the commit recorded it
         self._run: Run | None = None
         self._flow: Flow[Any, Any, Any, Any] | None = None
@@ -252,12 +257,21 @@ class Driver:
     # --- what the driver offers the steps ------------------------------------------------------
 
     def engine(self, factory: Callable[[], Engine]) -> Engine:
-        """An engine opened for this run: its queries are counted, and it is closed when the run ends."""
+        """An engine opened for this run, within the workspace's limits (``engine:`` of
+        ``assay.yaml``, spilling into the workspace): its queries are counted, and it is closed
+        (its spilled files removed) when the run ends."""
+        limits = self._limits or engine_limits(self.workspace.root, self.current.id)
         try:
             opened = factory()
         except EngineError as error:
             raise PlatformError(f"opening the engine: {error.message}") from None
         self.engines.append(opened)
+        # a dry run in a workspace that does not exist yet leaves none behind (see _unspill)
+        self._made_root = self._made_root or not self.workspace.root.exists()
+        try:
+            self.bounds = opened.bound(limits) or self.bounds
+        except EngineError as error:  # a size DuckDB refuses although it has the form of one
+            raise ConfigError(f"{self.workspace.root / 'assay.yaml'}: engine: {error.message}") from None
         return opened
 
     def attempt(self, label: str, step: Callable[[], T]) -> T | Failed:
@@ -308,6 +322,9 @@ class Driver:
         try:
             with run:
                 self._stage("running")
+                # read before anything else: a wrong setting is the run's config_error, not a
+                # failed measurement of each profile
+                self._limits = engine_limits(self.workspace.root, run.id)
                 run.phase = "reading"
                 flow.read(self)
                 run.phase = "measuring"
@@ -325,6 +342,8 @@ class Driver:
                 if self.recording:  # every flow's summary says where its time went (a flow's own wins)
                     settlement.summary.setdefault("seconds", dict(self.seconds))
                     settlement.summary.setdefault("queries", dict(self.queries))
+                    if self.bounds:
+                        settlement.summary.setdefault("engine", dict(self.bounds))
                 if settlement.plan is not None:
                     run.manifest.settle = settlement.plan
                 own = settlement.commit if self.recording else None
@@ -343,6 +362,7 @@ class Driver:
                 opened.close()
             # the local copies of s3:// inputs: a worker runs thousands of runs in one process
             storage.release()
+            self._unspill()
         if self.recording and run.state is RunState.COMPLETED:
             flow.after_commit(self)
         return flow.result
@@ -414,6 +434,21 @@ class Driver:
             load_id=lambda: settlement.load_id,
             state=settlement.state,
         )
+
+    def _unspill(self) -> None:
+        """Remove what the run's engine spilled (closing DuckDB deletes its files, not the
+        folder), and ``tmp/duckdb`` and ``tmp`` once no other run spills there; and the workspace
+        folder itself when opening the engine created it and nothing else was written there."""
+        if self._run is None:
+            return
+        root = self.workspace.root
+        shutil.rmtree(spill_folder(root, self._run.id), ignore_errors=True)
+        folders = [root.joinpath(*SPILL_FOLDER[:depth]) for depth in range(len(SPILL_FOLDER), 0, -1)]
+        for folder in [*folders, *([root] if self._made_root else [])]:
+            try:
+                folder.rmdir()
+            except OSError:  # absent, or another run's folder (or a file the run wrote) is in it
+                return
 
     def _stage(self, name: str) -> None:
         if self.recording:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay.errors import AssayError, ConfigError
 from assay.platform.runs.faults import checkpoint
+from assay.platform.runs.limits import spill_folder
 from assay.platform.runs.staging import (
     MANIFEST,
     STAGING,
@@ -125,6 +126,8 @@ def _recover(store: MetricStore, workspace: Workspace, run: RunRecord, now: date
         return None
     if owner_alive(run.owner) is not False:
         return None  # still running, or on a host this process cannot see
+    # its process is gone: what its engine spilled is of no use to anyone (closing would have removed it)
+    shutil.rmtree(spill_folder(workspace.root, run.id), ignore_errors=True)
     snapshot = _snapshot(workspace, run) if manifest is not None and run.kind == "gate" else None
     with store.transaction(lock=run.dataset):
         again = store.run(run.id)
