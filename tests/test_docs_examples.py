@@ -201,12 +201,30 @@ def test_documented_examples_run_as_written(document: Path, tmp_path: Path) -> N
             folder = run_step(step, folder, block)
 
 
+RUN_BY = re.compile(r"\b(tests/[\w/]+\.py)\b")
+
+
+def run_by(block: Block) -> Path | None:
+    """The test module a not-run block's reason names as running it (a deployment's commands,
+    which start servers of their own), if that module exists and reads the block's document."""
+    named = RUN_BY.search(block.not_run or "")
+    if named is None:
+        return None
+    module = ROOT / named.group(1)
+    if not module.is_file() or block.document.name not in module.read_text(encoding="utf-8"):
+        return None
+    return module
+
+
 def test_blocks_not_run_stay_few() -> None:
     marked = [b for d in DOCUMENTS for b in blocks(d) if b.not_run is not None]
     listing = "\n".join(f"  {b.where}: {b.not_run}" for b in marked)
-    print(f"{len(marked)} documented block(s) not run:\n{listing}")
+    print(f"{len(marked)} documented block(s) not run here:\n{listing}")
     assert all(b.not_run for b in marked), "a not-run marker needs its reason"
-    assert len(marked) <= MOST_NOT_RUN, f"more than {MOST_NOT_RUN} examples are not run:\n{listing}"
+    # a block a named test runs as written (reading it out of the document) is run, elsewhere
+    unrun = [b for b in marked if run_by(b) is None]
+    listing = "\n".join(f"  {b.where}: {b.not_run}" for b in unrun)
+    assert len(unrun) <= MOST_NOT_RUN, f"more than {MOST_NOT_RUN} examples are not run:\n{listing}"
 
 
 def test_the_parser_reads_markers_exit_codes_and_output(tmp_path: Path) -> None:
