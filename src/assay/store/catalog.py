@@ -73,6 +73,8 @@ class Filters:
     tag: str | None = None
     owner: str | None = None
     badge: str | None = None
+    min_score: float | None = None
+    max_score: float | None = None
     leave: tuple[str, ...] = ()  # names never listed (the workspace's events)
 
 
@@ -353,6 +355,10 @@ def _where(filters: Filters) -> sa.ColumnElement[bool]:
         clauses.append(entries.c.team == filters.owner)
     if filters.badge:
         clauses.append(sa.func.coalesce(entries.c.badge, "none") == filters.badge)
+    if filters.min_score is not None:
+        clauses.append(entries.c.score >= filters.min_score)
+    if filters.max_score is not None:
+        clauses.append(entries.c.score <= filters.max_score)
     if filters.leave:
         clauses.append(schema.datasets.c.name.not_in(list(filters.leave)))
     return sa.and_(sa.true(), *clauses)

@@ -114,6 +114,8 @@ def catalog(
     sort: str = "name",
     descending: bool = False,
     page: Page | None = None,
+    min_score: float | None = None,
+    max_score: float | None = None,
 ) -> dict[str, Any]:
     """The catalog's JSON: a page of entries, the filters applied, and the rollups of every
     dataset (not only the page's) by tag and by schema.
@@ -132,12 +134,13 @@ def catalog(
     events = plane.events()
     documents = plane.check_documents()
     refresh_stale(plane.store, documents, now=now, leave=list(events))
-    filters = Filters(q=q, tier=tier, tag=tag, owner=owner, badge=badge, leave=tuple(events))
+    scores = (min_score, max_score)
+    filters = Filters(q, tier, tag, owner, badge, min_score, max_score, leave=tuple(events))
     shown: list[dict[str, Any]] = []
     if kind != "dataset" and events:
         activity = plane.store.activity(list(events))
         shown = [event_entry(plane, e, activity.get(e.name), now) for e in events.values()]
-        shown = [e for e in shown if _matches(e, q, kind, tier, tag, owner, badge)]
+        shown = [e for e in shown if _matches(e, q, kind, tier, tag, owner, badge, scores)]
     if kind == "event":
         total, rows = 0, []
     elif not shown:
@@ -162,6 +165,8 @@ def catalog(
         "badge": badge,
         "sort": sort,
         "descending": descending,
+        "min_score": min_score,
+        "max_score": max_score,
     }
     tags, teams = plane.store.catalog_facets()
     out["tags"] = sorted({*tags, *(t for e in shown for t in e["tags"])})
@@ -280,6 +285,7 @@ def _matches(
     tag: str | None,
     owner: str | None,
     badge: str | None,
+    scores: tuple[float | None, float | None] = (None, None),
 ) -> bool:
     if q:
         words = q.lower().split()
@@ -296,6 +302,11 @@ def _matches(
     if tag and tag not in entry["tags"]:
         return False
     if owner and entry["owners"]["team"] != owner:
+        return False
+    score = entry["score"]["score"]
+    if scores[0] is not None and (score is None or score < scores[0]):
+        return False
+    if scores[1] is not None and (score is None or score > scores[1]):
         return False
     return not (badge and (entry["badge"] or "none") != badge)
 
