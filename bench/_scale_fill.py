@@ -1,6 +1,6 @@
 """Fill a store with many datasets' history through the platform's own write paths.
 
-    python bench/_scale_fill.py --store postgresql+psycopg://... --workspace DIR [--datasets 10000] [--days 90]
+    python bench/_scale_fill.py --store URL --workspace DIR [--datasets 10000] [--days 90]
 
 Each dataset-day is what a scheduled check run with a drift profile leaves: a load (the store's
 ``create_load``), its profiled schema (``save_profile``), a completed check run (``record_run``)
@@ -23,7 +23,8 @@ import random
 import sys
 import time
 import uuid
-from datetime import UTC, date, datetime, time as clock, timedelta
+from datetime import UTC, date, datetime, timedelta
+from datetime import time as clock
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,9 @@ def name_of(i: int) -> str:
     return f"domain{i % 100:02d}.table{i:05d}"
 
 
-def fill(url: str, workspace: Path, *, datasets: int, days: int, today: date | None = None, seed: int = 7) -> dict[str, Any]:
+def fill(
+    url: str, workspace: Path, *, datasets: int, days: int, today: date | None = None, seed: int = 7
+) -> dict[str, Any]:
     """Write ``datasets`` × ``days`` of history into the store at ``url`` (see the module)."""
     chance = random.Random(seed)
     end = today or datetime.now(UTC).date()
@@ -78,10 +81,20 @@ def fill(url: str, workspace: Path, *, datasets: int, days: int, today: date | N
                     day = end - timedelta(days=back)
                     at = datetime.combine(day, clock(6), UTC)
                     run_id = str(uuid.uuid4())
-                    load = store.create_load(name, logical_time=at, logical_date=day, run_id=run_id, row_count=100)
+                    load = store.create_load(
+                        name, logical_time=at, logical_date=day, run_id=run_id, row_count=100
+                    )
                     store.save_profile(load, COLUMNS, {})
                     store.record_run(
-                        RunRecord(run_id, "check", name, load, "completed", at, finished_at=at + timedelta(seconds=2))
+                        RunRecord(
+                            run_id,
+                            "check",
+                            name,
+                            load,
+                            "completed",
+                            at,
+                            finished_at=at + timedelta(seconds=2),
+                        )
                     )
                     failed = chance.random() < 0.05
                     store.save_check_outcomes(
@@ -119,7 +132,12 @@ def fill(url: str, workspace: Path, *, datasets: int, days: int, today: date | N
         chosen = subjects(workspace, store)
         kept = refresh(store, [s if s.document is not None else Subject(s.name) for s in chosen], now=now)
         refreshed = time.perf_counter() - started
-    return {**counts, "fill_seconds": round(filled, 1), "refresh_seconds": round(refreshed, 1), "entries": kept}
+    return {
+        **counts,
+        "fill_seconds": round(filled, 1),
+        "refresh_seconds": round(refreshed, 1),
+        "entries": kept,
+    }
 
 
 def main() -> int:

@@ -39,7 +39,6 @@ from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -138,7 +137,12 @@ def measure_web(workspace: Path, url: str, datasets: int, rounds: int) -> dict[s
                 if status != 200:
                     bad.append(f"{path}: {status}")
             p50, p95 = percentiles(samples)
-            found[what] = {"p50_ms": round(p50, 1), "p95_ms": round(p95, 1), "requests": rounds, "failed": bad}
+            found[what] = {
+                "p50_ms": round(p50, 1),
+                "p95_ms": round(p95, 1),
+                "requests": rounds,
+                "failed": bad,
+            }
     finally:
         child.terminate()
         child.wait(timeout=30)
@@ -223,7 +227,9 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--big-rows", type=int, default=0)
-    parser.add_argument("--store", help="a PostgreSQL server's URL (a database of it per part); else one is started")
+    parser.add_argument(
+        "--store", help="a PostgreSQL server's URL (a database of it per part); else one is started"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     server = None
@@ -271,7 +277,8 @@ def run(args: argparse.Namespace, server: Any) -> dict[str, Any]:
             verdict = "ok" if v["p95_ms"] <= TARGET_MS else "OVER"
             print(
                 f"{what} at {args.datasets:,} datasets: p50 {v['p50_ms']:.1f} ms, p95 {v['p95_ms']:.1f} ms "
-                f"(target p95 <= {TARGET_MS:.0f} ms: {verdict}){'; FAILED ' + str(v['failed']) if v['failed'] else ''}"
+                f"(target p95 <= {TARGET_MS:.0f} ms: {verdict})"
+                + (f"; FAILED {v['failed']}" if v["failed"] else "")
             )
         queue_url = url if server is None else _database(args, server, "morning")
         out["morning"] = m = morning(root / "morning", queue_url, args.documents, args.workers)

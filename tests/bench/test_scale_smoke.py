@@ -25,7 +25,9 @@ def test_scale_bench_runs_and_prints_every_figure(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     for what in ("catalog page", "catalog API", "dataset page"):
-        pattern = rf"^{what} at 50 datasets: p50 \d+\.\d ms, p95 \d+\.\d ms \(target p95 <= 300 ms: (ok|OVER)\)$"
+        pattern = (
+            rf"^{what} at 50 datasets: p50 \d+\.\d ms, p95 \d+\.\d ms \(target p95 <= 300 ms: (ok|OVER)\)$"
+        )
         assert re.search(pattern, done.stdout, re.MULTILINE), done.stdout
     assert re.search(r"^morning: 20 due documents .* ran twice 0, lost 0$", done.stdout, re.MULTILINE)
     assert re.search(r"^store size: [\d.,]+ MB = [\d,]+ bytes per dataset-day$", done.stdout, re.MULTILINE)
