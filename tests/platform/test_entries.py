@@ -186,3 +186,16 @@ def test_an_entry_a_write_made_stale_while_it_was_computed_is_not_kept(tmp_path:
         score = score_dataset(Subject("shop.orders"), store, now=NOW)
         assert store.write_entries([_entry(Subject("shop.orders"), score, None, None, NOW)], versions) == 0
         assert store.stale_entries(NOW) == {"shop.orders": None}
+
+
+def test_assay_score_keeps_the_catalog_entries_of_what_it_scores(tmp_path: Path) -> None:
+    from assay.platform.entries import score_and_keep
+
+    with MetricStore.open(f"sqlite:///{tmp_path / 'assay.db'}") as store:
+        for step, kind in enumerate(("load", "check", "read")):
+            write(store, tmp_path, kind, "shop.orders", step)
+        assert store.stale_entries(NOW) == {"shop.orders": None}
+        (found,) = score_and_keep(tmp_path, store, now=NOW)
+        assert store.stale_entries(NOW) == {}
+        kept = store.catalog_page(Filters(), sort="name", descending=False, offset=0, limit=5)[1]
+        assert [(e.name, e.score, e.computed_at) for e in kept] == [("shop.orders", found.score, NOW)]

@@ -30,7 +30,15 @@ from typing import Any
 from assay.platform.scores import Subject, score_dataset, window
 from assay.store.catalog import Entry, Filters
 
-__all__ = ["Filters", "Subject", "document_stamp", "refresh", "refresh_named", "refresh_stale"]
+__all__ = [
+    "Filters",
+    "Subject",
+    "document_stamp",
+    "refresh",
+    "refresh_named",
+    "refresh_stale",
+    "score_and_keep",
+]
 
 BATCH = 500
 """Datasets refreshed per store read: a refresh of 10,000 reads their inputs in 20 batches."""
@@ -80,6 +88,22 @@ def refresh_stale(
         if name not in kept or kept[name] is None or kept[name] != _stamp(documents.get(name))
     ]
     return refresh(store, chosen, now=now) if chosen else 0
+
+
+def score_and_keep(
+    workspace: Path, store: Any, names: Sequence[str] = (), *, now: datetime | None = None
+) -> list[Any]:
+    """``assay score``: the scores :func:`~assay.platform.scores.score_all` computes and keeps as
+    the day's, and the same datasets' catalog entries kept at the same clock (run daily, it leaves
+    the catalog's first read of a day nothing to compute)."""
+    from datetime import UTC
+
+    from assay.platform.scores import score_all, subjects
+
+    moment = now or datetime.now(UTC)
+    found = score_all(workspace, store, names, now=moment)
+    refresh(store, subjects(workspace, store, names), now=moment)
+    return found
 
 
 def _stamp(found: tuple[Path, Any] | None) -> str | None:

@@ -2,8 +2,9 @@
 tier, owners, badge, open incidents, freshness and last run; filtered, sorted, cut into pages,
 and rolled up by tag and by schema.
 
-Scores are computed at the plane's clock from stored outcomes, as ``assay score`` computes them
-(docs/scores.md), without keeping them: reading a page never writes.
+Datasets' scores are the store's kept scores (docs/scores.md, "Kept scores"): a page is one
+store query, and a read first computes the entries a write left stale (usually none: a run
+computes its own). Events, few, are scored at the plane's clock per request.
 """
 
 from __future__ import annotations
