@@ -97,7 +97,7 @@ def test_a_page_is_the_slice_of_the_whole_ordered_list(catalog_of: Any) -> None:
 
 
 def test_filters_are_answered_by_the_store(catalog_of: Any) -> None:
-    _, api, _ = catalog_of(45)
+    plane, api, _ = catalog_of(45)
     assert names(api.get("/catalog", owner="team0")) == ["s0.table000", "s1.table040", "s2.table020"]
     assert names(api.get("/catalog", tag="t1")) == ["s1.table010", "s1.table040"]
     assert names(api.get("/catalog", q="TABLE03 the")) == ["s0.table030"]
@@ -113,6 +113,10 @@ def test_filters_are_answered_by_the_store(catalog_of: Any) -> None:
     assert api.get("/catalog", min_score=101).status_code == 422
     rollups = everything_rollups(api)
     assert {g["group"]: g["datasets"] for g in rollups["schema"]} == {"s0": 15, "s1": 15, "s2": 15}
+    # a write changes the kept entries: the rollups (kept by the plane between writes) follow
+    plane.store.create_load("s3.new", logical_time=NOW - timedelta(hours=1))
+    rollups = everything_rollups(api)
+    assert {g["group"]: g["datasets"] for g in rollups["schema"]} == {"s0": 15, "s1": 15, "s2": 15, "s3": 1}
 
 
 def everything_rollups(api: Api) -> Any:

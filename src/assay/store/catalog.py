@@ -117,6 +117,20 @@ class CatalogRecords:
         )
         return {r.name: None if r.due else r.document for r in rows}
 
+    def catalog_state(self: _Store) -> tuple[Any, ...]:
+        """What changes whenever a kept entry does: how many there are, how many are stale, the
+        sum of their versions (every write bumps one) and the latest computation. One scan of
+        the entries' small columns, for :meth:`assay.web.plane.Plane.catalog_summary`'s cache."""
+        table = schema.catalog_entries
+        query = sa.select(
+            sa.func.count(),
+            sa.func.sum(table.c.version),
+            sa.func.sum(sa.case((table.c.stale, 1), else_=0)),
+            sa.func.max(table.c.computed_at),
+        )
+        with self._transaction() as connection:
+            return tuple(connection.execute(query).one())
+
     def entry_versions(self: _Store, names: Sequence[str]) -> dict[str, int | None]:
         """The current version of each named dataset's entry (None: it has none yet)."""
         entries, datasets = schema.catalog_entries, schema.datasets

@@ -169,15 +169,20 @@ def catalog(
         "min_score": min_score,
         "max_score": max_score,
     }
-    tags, teams = plane.store.catalog_facets()
+    (tags, teams), rollups = plane.catalog_summary(lambda: _summary(plane.store))
     out["tags"] = sorted({*tags, *(t for e in shown for t in e["tags"])})
     out["owners"] = sorted({*teams, *(e["owners"]["team"] for e in shown if e["owners"]["team"])})
-    out["rollups"] = {
-        "tag": plane.store.catalog_rollup("tag"),
-        "schema": plane.store.catalog_rollup("schema"),
-    }
+    out["rollups"] = rollups
     out["now"] = now.isoformat()
     return out
+
+
+def _summary(store: Any) -> tuple[Any, dict[str, Any]]:
+    """The catalog's facets (every tag and team) and its rollups by tag and by schema."""
+    return store.catalog_facets(), {
+        "tag": store.catalog_rollup("tag"),
+        "schema": store.catalog_rollup("schema"),
+    }
 
 
 def _light(entry: Any, now: datetime) -> dict[str, Any]:
