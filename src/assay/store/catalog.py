@@ -90,7 +90,7 @@ def mark_stale(connection: Connection, dataset_id: int) -> None:
     )
 
 
-def _names() -> Any:
+def _joined() -> Any:
     """Every dataset with its entry, if any (a dataset without one is stale)."""
     return schema.datasets.outerjoin(
         schema.catalog_entries, schema.catalog_entries.c.dataset_id == schema.datasets.c.id
@@ -109,10 +109,10 @@ class CatalogRecords:
         entries, datasets = schema.catalog_entries, schema.datasets
         old = sa.or_(entries.c.computed_at <= now - KEPT_FOR, entries.c.computed_at > now)
         due = sa.or_(entries.c.dataset_id.is_(None), entries.c.stale, entries.c.computed_at.is_(None), old)
-        rows = connection_rows(
+        rows = _rows(
             self,
             sa.select(datasets.c.name, due.label("due"), entries.c.document)
-            .select_from(_names())
+            .select_from(_joined())
             .where(sa.or_(due, entries.c.document.is_not(None))),
         )
         return {r.name: None if r.due else r.document for r in rows}
@@ -136,10 +136,10 @@ class CatalogRecords:
         entries, datasets = schema.catalog_entries, schema.datasets
         found: dict[str, int | None] = {}
         for chunk in _chunks(names):
-            for r in connection_rows(
+            for r in _rows(
                 self,
                 sa.select(datasets.c.name, entries.c.version)
-                .select_from(_names())
+                .select_from(_joined())
                 .where(datasets.c.name.in_(chunk)),
             ):
                 found[r.name] = None if r.version is None else int(r.version)
@@ -195,14 +195,14 @@ class CatalogRecords:
         in ``sort`` order, ties by name; a stale entry is shown as last kept."""
         entries, datasets = schema.catalog_entries, schema.datasets
         where = _where(filters)
-        base = sa.select(sa.func.count()).select_from(_names()).where(where)
+        base = sa.select(sa.func.count()).select_from(_joined()).where(where)
         order = [
             *_SORTS[sort](entries, descending),
             datasets.c.name.desc() if descending else datasets.c.name.asc(),
         ]
         query = (
             sa.select(datasets.c.name, entries)
-            .select_from(_names())
+            .select_from(_joined())
             .where(where)
             .order_by(*order)
             .offset(offset)
@@ -408,7 +408,7 @@ def _ids(connection: Connection, names: Sequence[str]) -> dict[str, int]:
     return {str(name): int(i) for name, i in found}
 
 
-def connection_rows(store: _Store, query: Any) -> list[Any]:
+def _rows(store: _Store, query: Any) -> list[Any]:
     with store._transaction() as connection:
         return list(connection.execute(query).all())
 
