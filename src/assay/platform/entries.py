@@ -114,12 +114,11 @@ def refresh_named(store: Any, workspace: Path, names: Sequence[str], *, now: dat
     """Refresh the entries of the datasets ``names`` (a run's, after it committed), each with its
     check document found by the workspace's one rule: not every document of the workspace parsed
     (a morning of 10,000 runs would parse 10,000 documents per run)."""
-    from assay.platform.checks.document import DocumentError, load_document
-    from assay.workspace import Workspace
+    from assay.platform.checks.document import DocumentError, find_document, load_document
 
     chosen = []
     for name in names:
-        path = Workspace(workspace).document_for(name)
+        path = find_document(workspace / "checks", name)
         try:
             document = None if path is None else load_document(path)
         except DocumentError:
