@@ -7,7 +7,8 @@ them on both backends.
 
 >>> sorted(metadata.tables)  # doctest: +NORMALIZE_WHITESPACE
 ['audit', 'baseline_marks', 'catalog_entries', 'catalog_tags', 'certifications', 'check_outcomes',
- 'datasets', 'decision_sources', 'decisions', 'incident_events', 'incidents', 'judgements', 'load_columns', 'load_values', 'loads',
+ 'datasets', 'decision_sources', 'decisions', 'incident_events', 'incidents', 'judgements',
+ 'load_columns', 'load_values', 'loads',
  'login_codes', 'metrics', 'notifications', 'outcomes', 'proposal_events', 'proposals', 'reads', 'run_stages',
  'runs', 'schedule_ticks', 'scores', 'users', 'value_sets', 'web_sessions']
 """
