@@ -58,7 +58,7 @@ def score(
     make the score; Importance (consumers, reads) ranks what to fix first. `assay score event
     NAME` prints an event's Event Quality Score. Formulas: docs/scores.md."""
     from assay.judge.evaluation import parse_now
-    from assay.platform import scores
+    from assay.platform import entries, scores
 
     clock = parse_now(now)
     if by is not None and by not in scores.ROLLUP_BY:
@@ -71,7 +71,7 @@ def score(
         return
     space, metric_store = _open(workspace, store)
     with metric_store:
-        found = scores.score_all(space.root, metric_store, names, now=clock)
+        found = entries.score_and_keep(space.root, metric_store, names, now=clock)
     if by is not None:
         groups = scores.rollup(found, by)
         if json_out:

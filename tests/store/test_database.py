@@ -49,6 +49,8 @@ TABLES = {
     "login_codes",
     "audit",
     "baseline_marks",
+    "catalog_entries",
+    "catalog_tags",
 }
 MAY_1 = datetime(2024, 5, 1, tzinfo=UTC)
 

@@ -152,9 +152,15 @@ class BrowseRecords:
             stages = _stages(connection, [r.id for r in rows])
         return [_run_row(r, stages.get(r.id, ())) for r in rows], int(total)
 
-    def activity(self: _Store) -> dict[str, Activity]:
-        """Every dataset's latest run, latest current load and open incidents: three queries."""
+    def activity(self: _Store, names: Sequence[str] | None = None) -> dict[str, Activity]:
+        """Every dataset's latest run, latest current load and open incidents (or only those of
+        the datasets ``names``: a catalog page's): three queries."""
         runs, loads, datasets, incidents = schema.runs, schema.loads, schema.datasets, schema.incidents
+        chosen = (
+            sa.true()
+            if names is None
+            else datasets.c.id.in_(sa.select(datasets.c.id).where(datasets.c.name.in_(list(names))))
+        )
         with self._transaction() as connection:
             latest = (
                 sa.select(
@@ -165,7 +171,10 @@ class BrowseRecords:
                     )
                     .label("n"),
                 )
-                .where(runs.c.dataset_id.is_not(None))
+                .where(
+                    runs.c.dataset_id.is_not(None),
+                    runs.c.dataset_id.in_(sa.select(datasets.c.id).where(chosen)),
+                )
                 .subquery()
             )
             run_rows = connection.execute(
@@ -181,13 +190,13 @@ class BrowseRecords:
                     sa.func.max(loads.c.created_at, type_=schema.UTCDateTime()).label("created_at"),
                 )
                 .select_from(loads.join(datasets))
-                .where(loads.c.status == "current")
+                .where(loads.c.status == "current", chosen)
                 .group_by(datasets.c.name)
             ).all()
             open_rows = connection.execute(
                 sa.select(datasets.c.name, sa.func.count())
                 .select_from(incidents.join(datasets))
-                .where(incidents.c.state != "resolved")
+                .where(incidents.c.state != "resolved", chosen)
                 .group_by(datasets.c.name)
             ).all()
         found: dict[str, dict[str, Any]] = defaultdict(dict)

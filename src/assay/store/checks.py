@@ -18,6 +18,7 @@ from sqlalchemy.engine import Connection
 
 from assay.store import schema
 from assay.store.baselines import kept, whole_load_kept
+from assay.store.catalog import mark_stale
 from assay.store.records import STAGES
 
 Series = dict[tuple[str, str, str], list[tuple[datetime, float | None]]]
@@ -146,6 +147,7 @@ class CheckRecords:
             ]
             if rows:
                 connection.execute(sa.insert(schema.check_outcomes), rows)
+            mark_stale(connection, dataset_id)
 
     def check_runs(self: _Store, dataset: str) -> list[dict[str, Any]]:
         """Every recorded check run of ``dataset`` (dry runs are never recorded), oldest first by

@@ -19,6 +19,7 @@ from sqlalchemy.engine import Connection
 
 from assay.errors import ConfigError
 from assay.store import schema
+from assay.store.catalog import mark_stale
 from assay.store.checks import group_key, parse_group_key
 from assay.store.records import STAGES
 
@@ -208,8 +209,12 @@ class IncidentRecords:
                         **values,
                     },
                 )
+                mark_stale(connection, dataset_id)
             else:
                 connection.execute(table.update().where(table.c.id == record.id).values(**values))
+                found = connection.execute(sa.select(table.c.dataset_id).where(table.c.id == record.id))
+                for (dataset_id,) in found:
+                    mark_stale(connection, dataset_id)
 
     def add_incident_event(
         self: _Store,

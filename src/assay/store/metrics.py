@@ -31,6 +31,7 @@ from assay.errors import ConfigError, PlatformError
 from assay.store import schema
 from assay.store.baselines import BaselineRecords, kept
 from assay.store.browse import BrowseRecords
+from assay.store.catalog import CatalogRecords, mark_stale
 from assay.store.checks import CheckRecords
 from assay.store.database import describe_error, display_url, open_database, store_url
 from assay.store.decisions import DecisionRecords
@@ -62,6 +63,7 @@ class MetricStore(
     UserRecords,
     BrowseRecords,
     BaselineRecords,
+    CatalogRecords,
 ):
     """Keeps every metric assay measures, keyed by dataset, load and :class:`MetricKey`.
 
@@ -184,6 +186,7 @@ class MetricStore(
                     "status": status,
                 },
             )
+            mark_stale(connection, dataset_id)
             return int(inserted.scalar_one())
 
     def run_loads(self, run_id: str) -> dict[int, str]:
@@ -229,6 +232,7 @@ class MetricStore(
                 by_dataset.setdefault(dataset_id, []).append(load_id)
             for dataset_id, load_ids in by_dataset.items():
                 refresh_after(connection, dataset_id, load_ids)
+                mark_stale(connection, dataset_id)
 
     def set_load_status(self, load_id: int, status: str) -> None:
         """Mark a load ``current``, ``rejected`` (refused by a gate) or ``superseded`` (replaced).
@@ -246,6 +250,7 @@ class MetricStore(
                 sa.update(schema.loads).where(schema.loads.c.id == load_id).values(status=status)
             )
             refresh_after(connection, dataset_id, [load_id])
+            mark_stale(connection, dataset_id)
 
     def supersede(self, dataset: str, logical_date: date, *, partition: str = "", keep: int) -> int:
         """Mark every other current load of the same dataset, partition and logical date as
@@ -278,6 +283,7 @@ class MetricStore(
                     sa.update(schema.loads).where(schema.loads.c.id.in_(replaced)).values(status="superseded")
                 )
                 refresh_after(connection, dataset_id, replaced)
+                mark_stale(connection, dataset_id)
             return len(replaced)
 
     def save_metrics(self, load_id: int, values: Mapping[MetricKey, float | None]) -> None:
@@ -429,6 +435,8 @@ class MetricStore(
                         f"run {run.id}: load {run.load_id} is not a load of dataset {run.dataset!r}"
                     )
             connection.execute(sa.delete(schema.outcomes).where(schema.outcomes.c.run_id == run.id))
+            if dataset_id is not None:
+                mark_stale(connection, dataset_id)
             values = {
                 "id": run.id,
                 "kind": run.kind,

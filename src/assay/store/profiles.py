@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from assay.store import schema
+from assay.store.catalog import mark_stale
 from assay.store.decisions import DECISION_STATUSES, Decision
 from assay.store.value_sets import extend_value_sets, lock_dataset, refresh_after, refresh_value_sets
 
@@ -97,6 +98,7 @@ class ProfileRecords:
             require_canonical(name, kind)
         with self._transaction() as connection:
             dataset_id = self._require_load(connection, load_id)
+            mark_stale(connection, dataset_id)
             connection.execute(sa.delete(schema.load_columns).where(schema.load_columns.c.load_id == load_id))
             # values an earlier save of this load held, which today's may not: recomputed below
             held = [

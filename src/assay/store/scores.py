@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from assay.store import schema
+from assay.store.catalog import mark_stale
 from assay.store.records import require_aware
 
 SUBJECTS = ("dataset", "event")
@@ -129,18 +130,22 @@ class ScoreRecords:
         with self._transaction() as connection:
             return _schemas(connection, [dataset]).get(dataset, [])
 
-    def score_inputs(self: _Store, since: datetime, until: datetime) -> ScoreInputs:
-        """Everything a score reads, for every dataset at once, in five queries: what a list of
-        every dataset's score (the web's catalog, ``assay score``) reads instead of five queries
-        per dataset. It answers the per-dataset reads for the same window."""
+    def score_inputs(
+        self: _Store, since: datetime, until: datetime, names: Sequence[str] | None = None
+    ) -> ScoreInputs:
+        """Everything a score reads, for every dataset at once (or the datasets ``names``), in
+        five queries: what a list of many datasets' scores (the catalog's refresh, ``assay
+        score``) reads instead of five queries per dataset. It answers the per-dataset reads for
+        the same window."""
+        chosen = None if names is None else list(names)
         with self._transaction() as connection:
             return ScoreInputs(
                 since,
                 until,
-                _outcomes(connection, since, until, None),
-                _load_runs(connection, since, until, None),
-                _reads(connection, since, until, None),
-                _schemas(connection, None),
+                _outcomes(connection, since, until, chosen),
+                _load_runs(connection, since, until, chosen),
+                _reads(connection, since, until, chosen),
+                _schemas(connection, chosen),
             )
 
     # --- reads ----------------------------------------------------------------------------------
@@ -160,6 +165,7 @@ class ScoreRecords:
         require_aware(at, "at")
         with self._transaction() as connection:
             dataset_id = self._ensure_dataset(connection, dataset)
+            mark_stale(connection, dataset_id)
             connection.execute(
                 sa.insert(schema.reads).values(
                     dataset_id=dataset_id, kind=kind, by=by, at=at, detail=dict(detail) if detail else None
@@ -232,8 +238,9 @@ class ScoreRecords:
             ).all()
         return [BadgeRow(r.seq, r.badge, r.at, r.by, r.reason, r.criteria) for r in rows]
 
-    def badges(self: _Store) -> dict[str, BadgeRow]:
-        """Every dataset's current badge (its latest change), in one query."""
+    def badges(self: _Store, names: Sequence[str] | None = None) -> dict[str, BadgeRow]:
+        """Every dataset's current badge (its latest change), or the datasets ``names``', in one
+        query."""
         table = schema.certifications
         latest = sa.select(
             table,
@@ -245,7 +252,7 @@ class ScoreRecords:
             rows = connection.execute(
                 sa.select(schema.datasets.c.name, latest)
                 .join(latest, latest.c.dataset_id == schema.datasets.c.id)
-                .where(latest.c.n == 1)
+                .where(latest.c.n == 1, _named(None if names is None else list(names)))
             ).all()
         return {r.name: BadgeRow(int(r.seq), r.badge, r.at, r.by, r.reason, r.criteria) for r in rows}
 
@@ -279,6 +286,7 @@ class ScoreRecords:
             ).first()
             if last is not None and last.badge == badge:
                 return False
+            mark_stale(connection, dataset_id)
             connection.execute(
                 sa.insert(table).values(
                     dataset_id=dataset_id,

@@ -128,9 +128,12 @@ def get_catalog(
     desc: bool = False,
     page: PageNumber = 1,
     per_page: PerPage = 50,
+    min_score: float | None = Query(None, ge=0, le=100),
+    max_score: float | None = Query(None, ge=0, le=100),
 ) -> dict[str, Any]:
     """Every dataset and event: score and its parts, tier, owners, badge, open incidents,
-    freshness, last run; filtered, sorted and paged; with rollups by tag and schema."""
+    freshness, last run; filtered (by words, kind, tier, tag, owner, badge, score range), sorted
+    and paged by the store; with rollups by tag and schema."""
     return catalog.catalog(
         plane,
         q=q,
@@ -142,6 +145,8 @@ def get_catalog(
         sort=sort,
         descending=desc,
         page=_page(page, per_page),
+        min_score=min_score,
+        max_score=max_score,
     )
 
 

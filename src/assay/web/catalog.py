@@ -2,8 +2,9 @@
 tier, owners, badge, open incidents, freshness and last run; filtered, sorted, cut into pages,
 and rolled up by tag and by schema.
 
-Scores are computed at the plane's clock from stored outcomes, as ``assay score`` computes them
-(docs/scores.md), without keeping them: reading a page never writes.
+Datasets' scores are the store's kept scores (docs/scores.md, "Kept scores"): a page is one
+store query, and a read first computes the entries a write left stale (usually none: a run
+computes its own). Events, few, are scored at the plane's clock per request.
 """
 
 from __future__ import annotations
@@ -35,23 +36,28 @@ def subjects(plane: Plane) -> list[Any]:
 
 def subject(plane: Plane, name: str) -> Any:
     """The dataset called ``name`` (a :class:`NotFound` when the workspace knows none)."""
+    from assay.platform.scores import Subject
     from assay.web.plane import NotFound
 
-    for s in subjects(plane):
-        if s.name == name:
-            return s
+    # one name looked up, not every dataset listed: a dataset page at 10,000 datasets
+    found = plane.document(name)
+    if found is not None:
+        return Subject(name, found[1], found[0])
+    if name not in plane.events() and name in plane.store.entry_versions([name]):
+        return Subject(name)
     raise NotFound(f"no dataset {name!r}")
 
 
 def dataset_entry(
-    plane: Plane, s: Any, score: Any, activity: Any, now: datetime, badge: Any = None
+    plane: Plane, s: Any, score: Any, activity: Any, now: datetime, badge: str | None = None
 ) -> dict[str, Any]:
-    """One dataset as the catalog lists it (``badge``: its current badge, when read already)."""
+    """One dataset as the catalog lists it (``badge``: its current badge when read already, ""
+    for none)."""
     document = s.document
     owners = document.dataset.owners if document is not None else None
     if badge is None:
         history = plane.store.badge_history(s.name)
-        badge = history[-1] if history else None
+        badge = history[-1].badge if history else ""
     return {
         "name": s.name,
         "kind": "dataset",
@@ -63,7 +69,7 @@ def dataset_entry(
         else {"team": None, "contact": None},
         "tags": list(s.tags),
         "schema": s.schema,
-        "badge": None if badge is None else badge.badge,
+        "badge": badge or None,
         "open_incidents": activity.open_incidents if activity else 0,
         "freshness": _freshness(activity, now),
         "last_run": _last_run(activity),
@@ -109,10 +115,16 @@ def catalog(
     sort: str = "name",
     descending: bool = False,
     page: Page | None = None,
+    min_score: float | None = None,
+    max_score: float | None = None,
 ) -> dict[str, Any]:
     """The catalog's JSON: a page of entries, the filters applied, and the rollups of every
-    dataset (not only the page's) by tag and by schema."""
-    from assay.platform.scores import rollup, score_dataset, window
+    dataset (not only the page's) by tag and by schema.
+
+    The datasets' entries are read from the store's kept entries (:mod:`assay.platform.entries`):
+    the filters, the order and the page are one store query, and only the page's datasets are
+    read further. The stale entries are refreshed first (usually none: a run refreshes its own)."""
+    from assay.platform.entries import Filters, refresh_stale
 
     if sort not in SORTS:
         raise ConfigError(f"sort must be one of {', '.join(SORTS)}, not {sort!r}")
@@ -120,20 +132,31 @@ def catalog(
         raise ConfigError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
     page = page or Page()
     now = plane.clock()
-    activity = plane.store.activity()
-    found = subjects(plane)
-    inputs = plane.store.score_inputs(*window(now))  # every dataset's evidence in five queries
-    scores = [score_dataset(s, inputs, now=now) for s in found]
-    badges = plane.store.badges()
-    entries = [
-        dataset_entry(plane, s, sc, activity.get(s.name), now, badges.get(s.name))
-        for s, sc in zip(found, scores, strict=True)
-    ]
-    for event in plane.events().values():
-        entries.append(event_entry(plane, event, activity.get(event.name), now))
-    chosen = [e for e in entries if _matches(e, q, kind, tier, tag, owner, badge)]
-    chosen.sort(key=_sort_key(sort), reverse=descending)
-    out = page.wrap(page.cut(chosen), total=len(chosen))
+    events = plane.events()
+    documents = plane.check_documents()
+    refresh_stale(plane.store, documents, now=now, leave=list(events))
+    scores = (min_score, max_score)
+    filters = Filters(q, tier, tag, owner, badge, min_score, max_score, leave=tuple(events))
+    shown: list[dict[str, Any]] = []
+    if kind != "dataset" and events:
+        activity = plane.store.activity(list(events))
+        shown = [event_entry(plane, e, activity.get(e.name), now) for e in events.values()]
+        shown = [e for e in shown if _matches(e, q, kind, tier, tag, owner, badge, scores)]
+    if kind == "event":
+        total, rows = 0, []
+    elif not shown:
+        total, rows = plane.store.catalog_page(
+            filters, sort=sort, descending=descending, offset=page.offset, limit=page.limit
+        )
+    else:  # events are few: merged into the datasets of every page up to this one
+        total, rows = plane.store.catalog_page(
+            filters, sort=sort, descending=descending, offset=0, limit=page.offset + page.limit
+        )
+    chosen = [*(_light(r, now) for r in rows), *shown]
+    if shown:
+        chosen.sort(key=_sort_key(sort), reverse=descending)
+        chosen = page.cut(chosen)
+    out = page.wrap(_complete(plane, chosen, documents, now), total=total + len(shown))
     out["filters"] = {
         "q": q,
         "kind": kind,
@@ -143,11 +166,78 @@ def catalog(
         "badge": badge,
         "sort": sort,
         "descending": descending,
+        "min_score": min_score,
+        "max_score": max_score,
     }
-    out["tags"] = sorted({t for e in entries for t in e["tags"]})
-    out["owners"] = sorted({e["owners"]["team"] for e in entries if e["owners"]["team"]})
-    out["rollups"] = {"tag": rollup(scores, "tag"), "schema": rollup(scores, "schema")}
+    (tags, teams), rollups = plane.catalog_summary(lambda: _summary(plane.store))
+    out["tags"] = sorted({*tags, *(t for e in shown for t in e["tags"])})
+    out["owners"] = sorted({*teams, *(e["owners"]["team"] for e in shown if e["owners"]["team"])})
+    out["rollups"] = rollups
     out["now"] = now.isoformat()
+    return out
+
+
+def _summary(store: Any) -> tuple[Any, dict[str, Any]]:
+    """The catalog's facets (every tag and team) and its rollups by tag and by schema."""
+    return store.catalog_facets(), {
+        "tag": store.catalog_rollup("tag"),
+        "schema": store.catalog_rollup("schema"),
+    }
+
+
+def _light(entry: Any, now: datetime) -> dict[str, Any]:
+    """A kept entry with what ordering it needs (the page's are completed by :func:`_complete`)."""
+    age = (
+        None
+        if entry.loaded_at is None
+        else round(max((now - entry.loaded_at).total_seconds() / 3600, 0.0), 1)
+    )
+    return {
+        "name": entry.name,
+        "kind": "dataset",
+        "entry": entry,
+        "description": entry.description,
+        "score": {
+            "score": entry.score,
+            "health": entry.health,
+            "enrichment": entry.enrichment,
+            "importance": entry.importance,
+        },
+        "tier": entry.tier,
+        "owners": {"team": entry.team},
+        "tags": list(entry.tags),
+        "badge": entry.badge,
+        "open_incidents": entry.open_incidents,
+        "freshness": {"age_hours": age},
+        "last_run": None if entry.last_run_at is None else {"started_at": entry.last_run_at.isoformat()},
+    }
+
+
+def _complete(
+    plane: Plane, chosen: list[dict[str, Any]], documents: dict[str, Any], now: datetime
+) -> list[dict[str, Any]]:
+    """The page's datasets as :func:`dataset_entry` shows them: their activity read for them alone."""
+    from assay.platform.scores import Subject
+
+    names = [e["name"] for e in chosen if e["kind"] == "dataset"]
+    activity = plane.store.activity(names) if names else {}
+    out = []
+    for e in chosen:
+        if e["kind"] != "dataset":
+            out.append(e)
+            continue
+        kept = e["entry"]
+        path, document = documents.get(kept.name, (None, None))
+        out.append(
+            dataset_entry(
+                plane,
+                Subject(kept.name, document, path),
+                kept,
+                activity.get(kept.name),
+                now,
+                kept.badge or "",
+            )
+        )
     return out
 
 
@@ -201,6 +291,7 @@ def _matches(
     tag: str | None,
     owner: str | None,
     badge: str | None,
+    scores: tuple[float | None, float | None] = (None, None),
 ) -> bool:
     if q:
         words = q.lower().split()
@@ -217,6 +308,11 @@ def _matches(
     if tag and tag not in entry["tags"]:
         return False
     if owner and entry["owners"]["team"] != owner:
+        return False
+    score = entry["score"]["score"]
+    if scores[0] is not None and (score is None or score < scores[0]):
+        return False
+    if scores[1] is not None and (score is None or score > scores[1]):
         return False
     return not (badge and (entry["badge"] or "none") != badge)
 

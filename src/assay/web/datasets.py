@@ -44,7 +44,7 @@ def overview(plane: Plane, name: str) -> dict[str, Any]:
     s = subject(plane, name)
     now = plane.clock()
     score = score_dataset(s, plane.store, now=now)
-    activity = plane.store.activity().get(name)
+    activity = plane.store.activity([name]).get(name)
     entry = dataset_entry(plane, s, score, activity, now)
     document = s.document
     out: dict[str, Any] = {

@@ -124,6 +124,9 @@ class Plane:
     attempts: Attempts = field(init=False)
     _documents: dict[Path, _Cached] = field(default_factory=dict, init=False)
     _events: _Cached | None = field(default=None, init=False)
+    _kinds: dict[tuple[Path, Any], _Cached] = field(default_factory=dict, init=False)
+    _listing: _Cached | None = field(default=None, init=False)
+    _summary: _Cached | None = field(default=None, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def __post_init__(self) -> None:
@@ -158,7 +161,7 @@ class Plane:
 
         found: dict[str, tuple[Path, Any]] = {}
         for path in self._yaml_files():
-            if not is_check_document(path):
+            if not self._kind(path, is_check_document):
                 continue
             document = self._parsed(path)
             if document is not None and document.dataset.name not in found:
@@ -174,7 +177,7 @@ class Plane:
         ``assay check validate`` says what is wrong with it)."""
         from assay.platform.events.document import is_event_contract
 
-        paths = [p for p in self._yaml_files() if is_event_contract(p)]
+        paths = [p for p in self._yaml_files() if self._kind(path=p, test=is_event_contract)]
         stamp = tuple((p, *self._stamp(p)) for p in paths)
         with self._lock:
             if self._events is not None and self._events.stamp == stamp:
@@ -198,11 +201,46 @@ class Plane:
         except ValueError:
             return path.name
 
+    def catalog_summary(self, compute: Any) -> Any:
+        """What ``compute()`` answers (the catalog's rollups and facets), computed again only
+        when the store's kept catalog entries changed (:meth:`catalog_state`): grouping 10,000
+        kept scores took a fifth of a catalog request."""
+        state = self.store.catalog_state()
+        with self._lock:
+            if self._summary is not None and self._summary.stamp == state:
+                return self._summary.value
+        value = compute()
+        with self._lock:
+            self._summary = _Cached(state, value)
+        return value
+
     def _yaml_files(self) -> list[Path]:
+        """The YAML files of ``checks/``, listed again only when the folder changes (a file
+        added, removed or renamed changes the folder's own time): a listing of 1,000 documents
+        took a fifth of a catalog request."""
         folder = self.checks
-        if not folder.is_dir():
-            return []
-        return sorted(p for p in folder.glob("*.yaml") if p.is_file())
+        stamp = self._stamp(folder)
+        with self._lock:
+            if self._listing is not None and self._listing.stamp == stamp:
+                cached: list[Path] = self._listing.value
+                return cached
+        found = sorted(p for p in folder.glob("*.yaml") if p.is_file()) if folder.is_dir() else []
+        with self._lock:
+            self._listing = _Cached(stamp, found)
+        return found
+
+    def _kind(self, path: Path, test: Any) -> bool:
+        """Whether ``test`` (is a check document, is an event contract) holds for the file at
+        ``path``, read again only when the file changes."""
+        stamp = self._stamp(path)
+        with self._lock:
+            cached = self._kinds.get((path, test))
+            if cached is not None and cached.stamp == stamp:
+                return bool(cached.value)
+        value = bool(test(path))
+        with self._lock:
+            self._kinds[(path, test)] = _Cached(stamp, value)
+        return value
 
     @staticmethod
     def _stamp(path: Path) -> tuple[int, int]:

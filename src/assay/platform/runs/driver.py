@@ -78,7 +78,7 @@ import time as clock
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -365,7 +365,17 @@ class Driver:
             self._unspill()
         if self.recording and run.state is RunState.COMPLETED:
             flow.after_commit(self)
+        if self.recording and self.store is not None and run.dataset:
+            self._refresh_entry(run.dataset)
         return flow.result
+
+    def _refresh_entry(self, dataset: str) -> None:
+        """Keep the dataset's catalog entry (its score) as this run left it. The run's writes
+        marked it stale in their own transactions: a kill before this leaves it stale, and the
+        catalog's next read computes it (docs/scores.md, "Kept scores")."""
+        from assay.platform.entries import refresh_named
+
+        refresh_named(self.store, self.workspace.root, [dataset], now=self.now or datetime.now(UTC))
 
     def _persist(self, measured: Any) -> Any:
         assert self.store is not None and self._flow is not None

@@ -4,11 +4,12 @@ checks now."""
 from __future__ import annotations
 
 from typing import Annotated
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import Response
 
+from assay.errors import ConfigError
 from assay.web import catalog, datasets
 from assay.web.auth import check_csrf
 from assay.web.pages.frame import Author, Csrf, PlaneDep, Viewer, back, render
@@ -32,7 +33,10 @@ def catalog_page(
     sort: str = Query("name", max_length=20),
     desc: bool = False,
     page: int = Query(1, ge=1),
+    min_score: str | None = Query(None, max_length=6),
+    max_score: str | None = Query(None, max_length=6),
 ) -> Response:
+    low, high = _score_bound(min_score, "min_score"), _score_bound(max_score, "max_score")
     found = catalog.catalog(
         plane,
         q=q or None,
@@ -44,10 +48,31 @@ def catalog_page(
         sort=sort,
         descending=desc,
         page=Page.of(page, plane.settings.page_size),
+        min_score=low,
+        max_score=high,
     )
+    # the pager's links keep every filter of this page
+    kept = {k: v for k, v in request.query_params.items() if k != "page" and v}
+    base = "/?" + urlencode(kept) if kept else "/"
     return render(
-        request, "catalog.html", {"data": found, "sorts": catalog.SORTS, "section": "catalog"}, who=who
+        request,
+        "catalog.html",
+        {"data": found, "sorts": catalog.SORTS, "section": "catalog", "pager_base": base},
+        who=who,
     )
+
+
+def _score_bound(value: str | None, what: str) -> float | None:
+    """A score bound from the catalog's form: blank is none; else a number from 0 to 100."""
+    if not value:
+        return None
+    try:
+        bound = float(value)
+    except ValueError:
+        raise ConfigError(f"{what} must be a number from 0 to 100, not {value!r}") from None
+    if not 0 <= bound <= 100:
+        raise ConfigError(f"{what} must be a number from 0 to 100, not {value!r}")
+    return bound
 
 
 @router.get("/datasets/{name}")
