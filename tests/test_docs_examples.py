@@ -50,7 +50,7 @@ FENCE = re.compile(r"^```(\w*)([^\n]*)\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOT
 FILE_NAME = re.compile(r"^([\w.-]+)(?:\s+encoding=([\w-]+))?$")
 NOT_RUN = re.compile(r"<!--\s*not-run:\s*(.*?)\s*-->\s*$")
 EXITS = re.compile(r"\s+#\s*exits\s+(\d+)\b.*$")
-MOST_NOT_RUN = 4  # the deployment section starts services (docs/operations.md)
+MOST_NOT_RUN = 3
 CLI_HIDDEN = ("ASSAY_WORKSPACE", "ASSAY_STORE_URL")  # what cli_env takes out of a subprocess's environment
 
 
