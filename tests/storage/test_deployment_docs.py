@@ -26,7 +26,7 @@ def _part() -> tuple[str, str]:
     """The yaml and console blocks of the object-storage part."""
     text = DOC.read_text()
     part = text[text.index("#### Object storage") :]
-    part = part[: part.index("<!-- deployment:")]
+    part = part[: part.index("\n#### ", 1)]  # up to the next part of the section
     yaml = re.search(r"^```yaml\n(.*?)^```", part, re.MULTILINE | re.DOTALL)
     console = re.search(r"^```console\n(.*?)^```", part, re.MULTILINE | re.DOTALL)
     assert yaml and console, "the object-storage part lost its settings or its commands"
