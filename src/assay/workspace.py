@@ -119,7 +119,7 @@ class Workspace:
         from assay.lake import catalogs
 
         config = self.root / CONFIG_FILE
-        return catalogs.settings(_config_part(config, "catalog"), config)
+        return catalogs.settings(yamlsafe.file_part(config, "catalog"), config)
 
     @cached_property
     def storage(self) -> StorageSettings:
@@ -127,7 +127,7 @@ class Workspace:
         from assay.lake import storage  # pydantic: not for every command's start (tests/test_cli.py)
 
         config = self.root / CONFIG_FILE
-        return storage.StorageSettings.of(_config_part(config, "storage"), config)
+        return storage.StorageSettings.of(yamlsafe.file_part(config, "storage"), config)
 
     def published(self, path: Path) -> str:
         """Where the workspace file ``path`` is published: under ``storage: dq_error:`` or
@@ -189,15 +189,3 @@ def store_url(explicit: str | None = None) -> str | None:
 
     None means the SQLite file of the workspace."""
     return explicit or os.environ.get("ASSAY_STORE_URL") or None
-
-
-def _config_part(config: Path, key: str) -> Any:
-    """The ``key:`` part of the assay.yaml at ``config`` as read (None without the file or the key)."""
-    if not config.is_file():
-        return None
-    try:
-        text = config.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{config}: cannot be read: {str(error).splitlines()[0]}") from None
-    raw = yamlsafe.load(text, filename=str(config))
-    return raw.get(key) if isinstance(raw, dict) else None

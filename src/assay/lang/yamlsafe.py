@@ -28,6 +28,7 @@ assay.lang.yamlsafe.YAMLProblem: twice.yaml:3:1: key 'a' at line 3 repeats line 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -235,3 +236,16 @@ def load(text: str, *, filename: str) -> Any:
     {'when': [1, 2.5, True]}
     """
     return construct(compose(text, filename=filename), filename=filename)
+
+
+def file_part(config: Path, key: str) -> Any:
+    """The ``key:`` part of the YAML file ``config`` (a workspace's ``assay.yaml``) as read: None
+    without the file or the key; a file that cannot be read is a ConfigError naming it."""
+    if not config.is_file():
+        return None
+    try:
+        text = config.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{config}: cannot be read: {str(error).splitlines()[0]}") from None
+    raw = load(text, filename=str(config))
+    return raw.get(key) if isinstance(raw, dict) else None

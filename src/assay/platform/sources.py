@@ -53,6 +53,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assay.errors import ConfigError
 from assay.lake import storage
+from assay.lang import yamlsafe
 
 CONFIG_FILE = "assay.yaml"
 DEFAULT_PORT = 5432
@@ -117,7 +118,7 @@ class SourcePolicy:
         ``assay.yaml``); every mistake in that part of the file is one ConfigError."""
         root = workspace.resolve()
         config = workspace / CONFIG_FILE
-        raw = _sources_part(config)
+        raw = yamlsafe.file_part(config, "sources")
         try:
             settings = _Settings.model_validate(raw or {})
         except ValidationError as error:
@@ -251,16 +252,3 @@ def _fixed_part(path: Path) -> Path:
         if glob.has_magic(part):
             return Path(*parts[:i]) if i else Path(path.anchor or ".")
     return path
-
-
-def _sources_part(config: Path) -> Any:
-    if not config.is_file():
-        return None
-    from assay.lang import yamlsafe
-
-    try:
-        text = config.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{config}: cannot be read: {str(error).splitlines()[0]}") from None
-    raw = yamlsafe.load(text, filename=str(config))
-    return raw.get("sources") if isinstance(raw, dict) else None

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from assay.engine import Limits
 from assay.errors import ConfigError
+from assay.lang import yamlsafe
 
 CONFIG_FILE = "assay.yaml"
 SPILL_FOLDER = ("tmp", "duckdb")  # under the workspace; one folder a run inside it
@@ -65,7 +66,7 @@ def engine_limits(workspace: Path, run_id: str) -> Limits:
     ``assay.yaml`` (every mistake in it one ConfigError naming the file and the field), spilling
     into :func:`spill_folder`."""
     config = workspace / CONFIG_FILE
-    raw = _engine_part(config)
+    raw = yamlsafe.file_part(config, "engine")
     try:
         settings = _Settings.model_validate(raw if raw is not None else {})
     except ValidationError as error:
@@ -87,16 +88,3 @@ def spill_folder(workspace: Path, run_id: str) -> Path:
     """Where run ``run_id``'s engine spills: ``tmp/duckdb/<run id>`` in the workspace (a folder
     of its own, so that a worker's runs side by side never remove each other's files)."""
     return workspace.joinpath(*SPILL_FOLDER, run_id)
-
-
-def _engine_part(config: Path) -> Any:
-    if not config.is_file():
-        return None
-    from assay.lang import yamlsafe
-
-    try:
-        text = config.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{config}: cannot be read: {str(error).splitlines()[0]}") from None
-    raw = yamlsafe.load(text, filename=str(config))
-    return raw.get("engine") if isinstance(raw, dict) else None
