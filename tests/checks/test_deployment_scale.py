@@ -19,22 +19,11 @@ from pathlib import Path
 
 from _demo_workspace import cli_env
 from assay.store import MetricStore
+from checks._due import due_world
 from pgserver import free_port, postgres_server, postgres_url  # noqa: F401
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "operations.md"
 DOCUMENTS = 12
-DOCUMENT = """apiVersion: assay/v1
-kind: DatasetChecks
-dataset:
-  name: shop.table{n}
-  source: {{path: "../data/table{n}.csv"}}
-profiles:
-  - id: daily
-    schedule: "0 6 * * *"
-    metrics: [row_count]
-expectations:
-  - {{id: rows, metric: daily.row_count, expect: "> 0"}}
-"""
 
 
 def commands(section: str, values: dict[str, str]) -> list[list[str]]:
@@ -59,12 +48,7 @@ def commands(section: str, values: dict[str, str]) -> list[list[str]]:
 
 
 def world(root: Path) -> Path:
-    (root / "checks").mkdir(parents=True)
-    (root / "data").mkdir()
-    for n in range(DOCUMENTS):
-        (root / "checks" / f"table{n}.yaml").write_text(DOCUMENT.format(n=n))
-        (root / "data" / f"table{n}.csv").write_text("id\n1\n2\n")
-    return root
+    return due_world(root, DOCUMENTS)
 
 
 def start(command: list[str]) -> subprocess.Popen[str]:

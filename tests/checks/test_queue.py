@@ -18,31 +18,15 @@ import pytest
 from _demo_workspace import cli_env
 from _invoke import assay
 from assay.store import MetricStore
+from checks._due import due_world
 from pgserver import postgres_server, postgres_url  # noqa: F401
 
 DOCUMENTS = 20
 MORNINGS = 5
-DOCUMENT = """apiVersion: assay/v1
-kind: DatasetChecks
-dataset:
-  name: shop.table{n}
-  source: {{path: "../data/table{n}.csv"}}
-profiles:
-  - id: daily
-    schedule: "0 6 * * *"
-    metrics: [row_count]
-expectations:
-  - {{id: rows, metric: daily.row_count, expect: "> 0"}}
-"""
 
 
 def _world(root: Path) -> Path:
-    (root / "checks").mkdir(parents=True)
-    (root / "data").mkdir()
-    for n in range(DOCUMENTS):
-        (root / "checks" / f"table{n}.yaml").write_text(DOCUMENT.format(n=n))
-        (root / "data" / f"table{n}.csv").write_text("id\n1\n2\n")
-    return root
+    return due_world(root, DOCUMENTS)
 
 
 def _start(*args: str) -> subprocess.Popen[str]:
