@@ -80,7 +80,14 @@ class Filters:
 
 def mark_stale(connection: Connection, dataset_id: int) -> None:
     """Mark ``dataset_id``'s entry stale in the caller's transaction (the write that changes one
-    of its score's inputs)."""
+    of its score's inputs). Once per transaction: a refresh keeps its entry only if the version
+    did not move while it computed, and one increment per committed transaction tells it so as
+    well as several (a day's fill or a run marks the same dataset from each of its writes)."""
+    memo = connection.info.get(schema.TRANSACTION_MEMO)
+    if memo is not None:
+        if ("stale", dataset_id) in memo:
+            return
+        memo[("stale", dataset_id)] = True
     table = schema.catalog_entries
     insert = schema.upsert(connection, table).values(dataset_id=dataset_id, stale=True, version=1)
     connection.execute(

@@ -600,23 +600,34 @@ class MetricStore(
         try:
             with self._engine.begin() as connection:
                 self._local.connection = connection
+                connection.info[schema.TRANSACTION_MEMO] = {}
                 try:
                     yield connection
                 finally:
                     self._local.connection = None
+                    connection.info.pop(schema.TRANSACTION_MEMO, None)
         except DBAPIError as err:
             raise PlatformError(f"metric store {self.url}: {describe_error(err)}") from err
 
     def _ensure_dataset(self, connection: Connection, name: str) -> int:
         if not name or len(name) > schema.DATASET_NAME_LENGTH:
             raise ConfigError(f"dataset name {name!r} must have 1 to {schema.DATASET_NAME_LENGTH} characters")
+        # A dataset's id, once read in a transaction, holds to its end (datasets are never
+        # deleted); kept per transaction only, so a rolled-back insert is never remembered.
+        memo = connection.info.get(schema.TRANSACTION_MEMO)
+        known = None if memo is None else memo.get(("dataset", name))
+        if known is not None:
+            return int(known)
         # Insert-or-nothing, then read: two processes registering the same dataset both succeed.
         insert = schema.upsert(connection, schema.datasets)
         connection.execute(
             insert.on_conflict_do_nothing(index_elements=[schema.datasets.c.name]), {"name": name}
         )
         found = connection.execute(sa.select(schema.datasets.c.id).where(schema.datasets.c.name == name))
-        return int(found.scalar_one())
+        dataset_id = int(found.scalar_one())
+        if memo is not None:
+            memo[("dataset", name)] = dataset_id
+        return dataset_id
 
     def _require_load(self, connection: Connection, load_id: int) -> int:
         """The dataset id of load ``load_id``; a ConfigError when the store has no such load."""

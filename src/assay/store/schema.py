@@ -50,6 +50,11 @@ NAMING_CONVENTION = {
 VERSION_TABLE = "assay_alembic_version"
 """Alembic's bookkeeping table, named apart from the default so a shared database can hold others."""
 
+TRANSACTION_MEMO = "assay.transaction_memo"
+"""The key, in a connection's ``info``, of what one store transaction has already done (a
+dataset's id read, its catalog entry marked stale): set when the transaction begins, dropped at
+its end, so nothing outlives a rollback."""
+
 DATASET_NAME_LENGTH = 200
 """The longest dataset name the store accepts."""
 
