@@ -4,6 +4,8 @@ and a run killed while publishing them, finished again by ``assay recover``, lea
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import signal
@@ -109,3 +111,26 @@ def test_the_web_shows_and_serves_a_quarantine_kept_in_the_bucket(
             )
     finally:
         plane.close()
+
+
+def test_rows_held_for_a_rejected_value_are_quarantined_in_the_bucket(
+    s3_bucket: S3Bucket, tmp_path: Path
+) -> None:
+    """A decision releases held rows outside any run: its quarantine goes where the runs' do."""
+    workspace, args = _world(tmp_path, s3_bucket)
+    (workspace / "checks").mkdir()
+    (workspace / "checks" / "silver.accounts.yaml").write_text("domain_columns: [account_status]\n")
+    _gate(tmp_path / "jan.csv", args)
+    february = _gate(tmp_path / "feb.csv", args)
+    assert february["held"] == 2  # A2's ADMIN_CHANGE and A4's FROZEN were never seen in January
+    published = []
+    for decision in february["decisions"]:
+        done = completed("decisions", "reject", str(decision), "--by", "ana", "--workspace", str(workspace))
+        assert done.returncode == 0, done.stderr
+        (key,) = [k for k in s3_bucket.keys("ws/dq_error/") if f"/decision-{decision}-" in k]
+        assert s3_bucket.url(key) in done.stdout
+        published.append(key)
+    rows = [r for k in published for r in csv.DictReader(io.StringIO(s3_bucket.get(k).decode()))]
+    assert sorted(r["account_id"] for r in rows) == ["A2", "A4"]
+    assert all("rejected" in r["dq_reasons"] for r in rows)
+    assert not (workspace / "dq_error").exists()

@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 from sqlglot import exp
 
 from assay.errors import ConfigError
+from assay.lake import storage
 from assay.lake.quarantine import QuarantineFile, quarantine_path
 from assay.workspace import Workspace
 
@@ -314,9 +315,30 @@ def _quarantine(
     for values in rows.to_pylist():
         quarantine.add({k: None if v is None else _text(v) for k, v in values.items()}, ["domain"], [reason])
     target = quarantine_path(workspace.root, datetime.now(UTC).date(), contributor, name)
+    published = workspace.published(target)  # under `storage: dq_error:` when it is on S3
     quarantine.stage(target)
-    quarantine.publish()
-    return f"quarantined {rows.num_rows} held row(s) of {table} for {contributor}: {target}"
+    if storage.is_url(published):
+        # one object, its key the decision's: a release repeated after a kill overwrites it
+        staged = target.with_name(target.name + ".partial")
+        try:
+            storage.put(published, staged, workspace.storage)
+        finally:
+            staged.unlink(missing_ok=True)
+            _remove_empty(target.parent, workspace.root)
+    else:
+        quarantine.publish()
+    return f"quarantined {rows.num_rows} held row(s) of {table} for {contributor}: {published}"
+
+
+def _remove_empty(folder: Path, root: Path) -> None:
+    """Remove ``folder`` and its parents up to ``root`` while they are empty (the local staging
+    of an object published to S3 leaves no trace in the workspace)."""
+    while folder != root and folder.is_relative_to(root):
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
 
 
 def _day(value: object) -> date | None:
