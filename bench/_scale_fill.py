@@ -1,6 +1,6 @@
 """Fill a store with many datasets' history through the platform's own write paths.
 
-    python bench/_scale_fill.py --store URL --workspace DIR [--datasets 10000] [--days 90]
+    python bench/_scale_fill.py --store URL --workspace DIR [--datasets 10000] [--days 90] [--jobs 2]
 
 Each dataset-day is what a scheduled check run with a drift profile leaves: a load (the store's
 ``create_load``), its profiled schema (``save_profile``), a completed check run (``record_run``)
@@ -8,7 +8,8 @@ with three outcomes (``save_check_outcomes``) and the day's kept score (``record
 one dataset-day in 40 opens an incident (``save_incident``), resolved two days later. Every write
 goes through the store methods the runs use, so each marks its dataset's catalog entry stale as a
 run's would; a dataset's days are written in one transaction (the writes of a run are several
-transactions: batching is the only liberty taken, for speed). One dataset in ten gets a check
+transactions: batching is the only liberty taken, for speed), and ``--jobs`` processes write
+disjoint datasets at once, as several machines' runs would. One dataset in ten gets a check
 document in ``checks/`` (owner team, tier, tags, description). Last, the catalog entries are
 refreshed (:func:`assay.platform.entries.refresh`), as the runs' own refreshes would have left them.
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import random
 import sys
 import time
@@ -60,16 +62,55 @@ def name_of(i: int) -> str:
 
 
 def fill(
-    url: str, workspace: Path, *, datasets: int, days: int, today: date | None = None, seed: int = 7
+    url: str,
+    workspace: Path,
+    *,
+    datasets: int,
+    days: int,
+    today: date | None = None,
+    seed: int = 7,
+    jobs: int = 1,
 ) -> dict[str, Any]:
-    """Write ``datasets`` × ``days`` of history into the store at ``url`` (see the module)."""
-    chance = random.Random(seed)
+    """Write ``datasets`` × ``days`` of history into the store at ``url`` (see the module), in
+    ``jobs`` processes at once, each writing every ``jobs``-th dataset (as that many machines'
+    runs would), then refresh every catalog entry."""
     end = today or datetime.now(UTC).date()
     (workspace / "checks").mkdir(parents=True, exist_ok=True)
-    counts = {"datasets": datasets, "days": days, "runs": 0, "outcomes": 0, "incidents": 0, "documents": 0}
+    started = time.perf_counter()
+    slices = [(url, str(workspace), datasets, days, end, seed, job, jobs) for job in range(jobs)]
+    if jobs == 1:
+        parts = [_fill_slice(*slices[0])]
+    else:
+        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+            parts = pool.starmap(_fill_slice, slices)
+    counts = {"datasets": datasets, "days": days, "jobs": jobs}
+    for part in parts:
+        for key, value in part.items():
+            counts[key] = counts.get(key, 0) + value
+    filled = time.perf_counter() - started
     started = time.perf_counter()
     with MetricStore.open(url, workspace=workspace) as store:
-        for i in range(datasets):
+        now = datetime.combine(end, clock(7), UTC)
+        chosen = subjects(workspace, store)
+        kept = refresh(store, [s if s.document is not None else Subject(s.name) for s in chosen], now=now)
+    refreshed = time.perf_counter() - started
+    return {
+        **counts,
+        "fill_seconds": round(filled, 1),
+        "refresh_seconds": round(refreshed, 1),
+        "entries": kept,
+    }
+
+
+def _fill_slice(
+    url: str, folder: str, datasets: int, days: int, end: date, seed: int, job: int, jobs: int
+) -> dict[str, int]:
+    """One process's share of :func:`fill`: the datasets ``job``, ``job + jobs``, …"""
+    chance = random.Random(seed * 1_000 + job)
+    workspace = Path(folder)
+    counts = {"runs": 0, "outcomes": 0, "incidents": 0, "documents": 0}
+    with MetricStore.open(url, workspace=workspace) as store:
+        for i in range(job, datasets, jobs):
             name = name_of(i)
             if i % 10 == 0:
                 text = DOCUMENT.format(name=name, team=f"team{i % 37}", tier=i % 4, tag=f"area{i % 13}")
@@ -126,18 +167,7 @@ def fill(
                             incident.state, incident.resolved_at = "resolved", due
                             store.save_incident(incident, new=False)
                             opened.remove((incident, due))
-        filled = time.perf_counter() - started
-        started = time.perf_counter()
-        now = datetime.combine(end, clock(7), UTC)
-        chosen = subjects(workspace, store)
-        kept = refresh(store, [s if s.document is not None else Subject(s.name) for s in chosen], now=now)
-        refreshed = time.perf_counter() - started
-    return {
-        **counts,
-        "fill_seconds": round(filled, 1),
-        "refresh_seconds": round(refreshed, 1),
-        "entries": kept,
-    }
+    return counts
 
 
 def main() -> int:
@@ -146,8 +176,9 @@ def main() -> int:
     parser.add_argument("--workspace", type=Path, required=True)
     parser.add_argument("--datasets", type=int, default=10_000)
     parser.add_argument("--days", type=int, default=90)
+    parser.add_argument("--jobs", type=int, default=2, help="processes writing at once (default 2)")
     args = parser.parse_args()
-    found = fill(args.store, args.workspace, datasets=args.datasets, days=args.days)
+    found = fill(args.store, args.workspace, datasets=args.datasets, days=args.days, jobs=args.jobs)
     print(json.dumps(found, indent=2))
     return 0
 

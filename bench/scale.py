@@ -1,7 +1,7 @@
 """The control plane at 10,000 datasets: the catalog, a dataset page, a morning of scheduled runs
 with four workers, and the store's size, measured in one run on a PostgreSQL store.
 
-    python bench/scale.py [--datasets 10000] [--days 90] [--documents 10000] [--workers 4]
+    python bench/scale.py [--datasets 10000] [--days 90] [--documents 10000] [--workers 4] [--fill-jobs 2]
                           [--rounds 40] [--big-rows 0] [--store URL] [--json OUT]
 
 1. ``_scale_fill.fill`` writes ``--datasets`` × ``--days`` of history (loads, profiles, check runs
@@ -225,6 +225,7 @@ def main() -> int:
     parser.add_argument("--days", type=int, default=90)
     parser.add_argument("--documents", type=int, default=10_000)
     parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--fill-jobs", type=int, default=2, help="processes filling the store at once")
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--big-rows", type=int, default=0)
     parser.add_argument(
@@ -259,7 +260,7 @@ def run(args: argparse.Namespace, server: Any) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="assay-scale-") as folder:
         root = Path(folder)
         url = _database(args, server, "catalog")
-        out["fill"] = fill(url, root / "catalog", datasets=args.datasets, days=args.days)
+        out["fill"] = fill(url, root / "catalog", datasets=args.datasets, days=args.days, jobs=args.fill_jobs)
         f = out["fill"]
         dataset_days = f["datasets"] * f["days"]
         print(
