@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from assay.errors import ConfigError
+from assay.lake import storage
 from assay.lang import yamlsafe
 from assay.platform.checks.document import DocumentError, Path_, Problem, _load_with_marks
 from assay.platform.events.contract import KIND, Contract
@@ -44,7 +45,10 @@ class Loaded:
 
     @property
     def source_pattern(self) -> str:
-        """The source's glob, absolute (a relative path is read from the contract's folder)."""
+        """The source's glob, absolute (a relative path is read from the contract's folder), or
+        its ``s3://`` URL as written."""
+        if storage.is_url(self.contract.event.source.path):
+            return str(self.contract.event.source.path)
         path = Path(self.contract.event.source.path)
         return str(path if path.is_absolute() else (self.file.parent / path).resolve())
 

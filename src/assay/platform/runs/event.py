@@ -25,6 +25,7 @@ from typing import Any
 
 from assay.engine import Engine, EngineError
 from assay.errors import ConfigError
+from assay.lake import storage
 from assay.platform.checks.outcomes import summarize
 from assay.platform.events.compile import EventQuery, WindowMeasurement, measure_window, register_source
 from assay.platform.events.document import Loaded
@@ -152,9 +153,12 @@ class EventRun(Flow[Measured, int, list[dict[str, Any]], EventResult]):
     def _measure_once(self, driver: Driver) -> WindowMeasurement | None:
         engine = driver.engine(self.engine_factory)
         policy = SourcePolicy.of(self.workspace.root)
-        policy.path(self.event.source, base=Path(self.event.source).parent)
-        paths = self.event.paths()
-        policy.paths(paths, self.event.source)
+        if storage.is_url(self.event.source):  # confined, listed, then read as local copies
+            paths = storage.stage_objects(policy.objects(self.event.source))
+        else:
+            policy.path(self.event.source, base=Path(self.event.source).parent)
+            paths = self.event.paths()
+            policy.paths(paths, self.event.source)
         if not paths:
             return None
         requirements = [r for _, r in self.judging.requirements]
