@@ -195,3 +195,25 @@ def test_each_converted_test_fails_exactly_where_dbt_s_query_finds_rows(
     assay_fails = {test: outcomes[eid] == "failed" for test, eid in expectation.items()}
     assert {test: dbt[test] for test in expectation} == assay_fails
     assert set(outcomes.values()) == {"passed" if state == "clean" else "failed"}
+
+
+def test_a_model_with_no_rows_fails_only_the_row_count_as_dbt_does(
+    report: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """dbt's queries find no failing row in an empty table, except the row count's (0 is not
+    between 5 and 8): a count of rows where a condition holds is 0 there, not "no value"."""
+    workspace = tmp_path / "ws"
+    (workspace / "checks").mkdir(parents=True)
+    for doc in report["documents"]:
+        (workspace / "checks" / Path(doc["file"]).name).write_text(doc["text"])
+    with duckdb.connect(str(workspace / "shop.duckdb")) as con:
+        con.execute(f"CREATE TABLE orders ({ORDERS})")
+        con.execute(f"CREATE TABLE customers ({CUSTOMERS})")
+    dbt = _dbt_fails(workspace / "shop.duckdb")
+    outcomes = _run(workspace, "orders", capsys)
+    expectation = {c["test"]: c["expectation"] for c in report["converted"] if c["model"] == "orders"}
+    assay_fails = {test: outcomes[eid] == "failed" for test, eid in expectation.items()}
+    assert {test: dbt[test] for test in expectation} == assay_fails
+    assert [e for e, outcome in outcomes.items() if outcome != "passed"] == [
+        "dbt_expectations_expect_table_row_count_to_be_between_orders__8__5"
+    ]
