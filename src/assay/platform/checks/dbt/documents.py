@@ -46,7 +46,7 @@ import yaml
 
 from assay.errors import ConfigError
 from assay.platform.checks.dbt.generic import NotConverted, convert, severity
-from assay.platform.checks.dbt.manifest import Manifest, Relation, Test
+from assay.platform.checks.dbt.manifest import DbtTest, Manifest, Relation
 from assay.platform.checks.document import METRIC_KINDS, parse_document
 
 PLACEHOLDERS = ("database", "schema", "name", "alias")
@@ -167,7 +167,7 @@ class ImportResult:
 def import_dbt(manifest: Manifest, template: SourceTemplate) -> ImportResult:
     """The check documents of every model with a test the import converts, and every test it
     does not, each with its reason. See the module's docstring for an example."""
-    by_model: dict[str, list[Test]] = {}
+    by_model: dict[str, list[DbtTest]] = {}
     skipped: list[NotConvertedTest] = []
     for test in manifest.tests:
         relation = manifest.relations.get(test.attached or "")
@@ -220,7 +220,7 @@ class _Builder:
     skipped: list[NotConvertedTest] = field(default_factory=list)
     pairs: list[tuple[str, str]] = field(default_factory=list)
 
-    def add(self, test: Test) -> None:
+    def add(self, test: DbtTest) -> None:
         eid = self._id(test.name)
         check = convert(test, eid.replace("-", "_"))
         level = severity(test)

@@ -6,8 +6,8 @@ dbt runs a test as a query that selects the failing rows (or groups) and fails w
 (the default ``fail_calc: count(*)``, ``warn_if``/``error_if: != 0``). Each converter says which
 rows those are, and the expectation counts the same rows and expects 0, NULLs included.
 
->>> from assay.platform.checks.dbt.manifest import Test
->>> test = Test("test.shop.x", "accepted_values_orders_status", "accepted_values", None,
+>>> from assay.platform.checks.dbt.manifest import DbtTest
+>>> test = DbtTest("test.shop.x", "accepted_values_orders_status", "accepted_values", None,
 ...             {"column_name": "status", "values": ["placed", "shipped"]}, "status", {},
 ...             "model.shop.orders", "")
 >>> check = convert(test, "status_accepted")
@@ -26,7 +26,7 @@ from typing import Any
 from sqlglot import exp
 
 from assay.lang import sqlsafe
-from assay.platform.checks.dbt.manifest import Test
+from assay.platform.checks.dbt.manifest import DbtTest
 
 SEVERITIES: Mapping[str, str] = {"error": "error", "warn": "warning"}
 """dbt's two severities (case-insensitive in dbt) as assay's."""
@@ -56,7 +56,7 @@ class Check:
 
 @dataclass(frozen=True)
 class _Args:
-    test: Test
+    test: DbtTest
     name: str  # the count_where metric's name, when the converter declares one
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -108,6 +108,8 @@ def _literal(value: Any, quote: bool, key: str) -> exp.Expr:
     written, which the import reads only when it is a number."""
     if isinstance(value, bool) or value is None:
         raise NotConverted(f"{key} holds {value!r}, which dbt writes into SQL as the text {str(value)!r}")
+    if isinstance(value, str) and ("{{" in value or "{%" in value):
+        raise NotConverted(f"{key} holds Jinja ({value!r}), which only dbt renders")
     if quote:
         if not isinstance(value, str | int | float):
             raise NotConverted(f"{key} holds {value!r}, not a value")
@@ -331,7 +333,7 @@ with the arguments it reads besides ``model`` and ``column_name``: a test given 
 argument is not converted, since the expectation would ignore what it says."""
 
 
-def convert(test: Test, name: str) -> Check:
+def convert(test: DbtTest, name: str) -> Check:
     """The expectation of one generic test (``name`` names its ``count_where`` metric, if it
     declares one), or :class:`NotConverted`. See the module's docstring for an example."""
     if test.kind is None:
@@ -359,7 +361,7 @@ def convert(test: Test, name: str) -> Check:
     return _with_filter(check, filters[0] if filters else None)
 
 
-def severity(test: Test) -> str:
+def severity(test: DbtTest) -> str:
     """The expectation's severity: dbt's ``config.severity`` (``error`` by default)."""
     given = str(test.config.get("severity") or "error").lower()
     if given not in SEVERITIES:

@@ -55,7 +55,7 @@ class Relation:
 
 
 @dataclass(frozen=True)
-class Test:
+class DbtTest:
     """One test node: a generic test has ``kind`` (``test_metadata.name``); a singular test
     (a SQL file) has none."""
 
@@ -81,7 +81,7 @@ class Manifest:
     version: int
     project: str | None
     relations: Mapping[str, Relation] = field(default_factory=dict)
-    tests: tuple[Test, ...] = ()
+    tests: tuple[DbtTest, ...] = ()
 
 
 def load_manifest(path: Path) -> Manifest:
@@ -136,7 +136,7 @@ def parse_manifest(text: str, *, filename: str) -> Manifest:
     if not isinstance(nodes, dict):
         raise ConfigError(f"{filename}: not a dbt manifest (nodes is not an object)")
     relations: dict[str, Relation] = {}
-    tests: list[Test] = []
+    tests: list[DbtTest] = []
     for unique_id, node in nodes.items():
         if not isinstance(node, dict):
             continue
@@ -160,7 +160,8 @@ def _object(value: Any) -> dict[str, Any]:
 def _relation(unique_id: str, node: Mapping[str, Any]) -> Relation:
     config = _object(node.get("config"))
     meta = {**_object(config.get("meta")), **_object(node.get("meta"))}
-    tags = [t for t in (node.get("tags") or ()) if isinstance(t, str)]
+    listed = node.get("tags")
+    tags = [t for t in listed if isinstance(t, str)] if isinstance(listed, list) else []
     return Relation(
         unique_id=unique_id,
         resource_type=str(node.get("resource_type")),
@@ -174,7 +175,7 @@ def _relation(unique_id: str, node: Mapping[str, Any]) -> Relation:
     )
 
 
-def _test(unique_id: str, node: Mapping[str, Any]) -> Test:
+def _test(unique_id: str, node: Mapping[str, Any]) -> DbtTest:
     metadata = node.get("test_metadata") if isinstance(node.get("test_metadata"), dict) else None
     config = _object(node.get("config"))
     attached = _text(node.get("attached_node"))
@@ -185,7 +186,7 @@ def _test(unique_id: str, node: Mapping[str, Any]) -> Test:
         )
     kwargs = _object(metadata.get("kwargs")) if metadata else {}
     column = _text(node.get("column_name")) or _text(kwargs.get("column_name"))
-    return Test(
+    return DbtTest(
         unique_id=unique_id,
         name=str(node.get("name") or unique_id),
         kind=_text(metadata.get("name")) if metadata else None,
