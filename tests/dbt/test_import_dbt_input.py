@@ -227,3 +227,30 @@ def test_the_source_template_places_each_model_and_where_becomes_a_profile_filte
         assert (
             "severity: warning" in done.stdout and "converted 2 of 2 tests into 1 document(s)" in done.stderr
         )
+
+
+def test_a_seed_s_tests_are_converted_and_a_source_s_are_named(tmp_path: Path) -> None:
+    manifest = _manifest(
+        tmp_path / "manifest.json",
+        {"seed.p.country_codes": {"name": "country_codes", "resource_type": "seed"}},
+        {
+            "test.p.seed": _not_null("seed.p.country_codes", "code"),
+            "test.p.src": {
+                **_not_null("source.p.raw.events", "event_id"),
+                "name": "source_not_null_raw_events",
+            },
+        },
+    )
+    done = completed("check", "import-dbt", str(manifest), "--source-template", TEMPLATE, "--json")
+    assert done.returncode == 0, done
+    report = json.loads(done.stdout)
+    assert [(d["model"], d["dataset"]) for d in report["documents"]] == [
+        ("country_codes", "main.country_codes")
+    ]
+    assert report["not_converted"] == [
+        {
+            "test": "source_not_null_raw_events",
+            "model": "source.p.raw.events",
+            "reason": "source.p.raw.events is not a model, seed or snapshot (sources are not imported)",
+        }
+    ]
