@@ -429,6 +429,7 @@ JSON_RUNS: dict[str, str] = {
     "check plan": "{ws}/checks/trades.yaml --workspace {ws} --json",
     "check export-dqdl": "{ws}/checks/trades.yaml --json",
     "check import-odcs": "{tmp}/contract.yaml --json",
+    "check import-dbt": "{tmp}/manifest.json --source-template duckdb:wh.duckdb#{{schema}}.{{alias}} --json",
     "run": "--due --now 2026-12-01T07:00:00Z --workspace {ws} --json",
     "scheduler": "--workspace {ws} --json --passes 1",
     "worker": "--burst --workspace {ws} --store {pg} --json",
@@ -497,6 +498,7 @@ def test_json_output_is_one_object_and_nothing_else(
         "apiVersion: v3.1.0\nkind: DataContract\nid: c\n"
         "schema: [{name: t, quality: [{metric: rowCount, mustBeGreaterThan: 0}]}]\n"
     )
+    (tmp_path / "manifest.json").write_bytes((Path(__file__).parent / "dbt" / "manifest.json").read_bytes())
     decision = built()[1]["vendor"]["decisions"][0]["id"]
     incident = next(n["incident_id"] for n in built()[1]["checks"]["notifications"] if n["incident_id"])
     proposal = built()[1]["control"]["proposals"][0]["id"]

@@ -26,6 +26,7 @@ from assay._cli_common import (
     out,
 )
 from assay._cli_common import write_json as _write_json
+from assay._cli_dbt import check_import_dbt
 from assay._render_runs import STYLE as _STYLE
 from assay._render_runs import measured, print_run
 from assay.errors import ConfigError
@@ -487,3 +488,6 @@ def check_import_odcs(
         write_text(out_file, result.text)
     payload = {"contract": str(contract), "out": None if out_file is None else str(out_file)}
     _write_json("-", {**payload, "document": result.text, "unsupported": list(result.unsupported)})
+
+
+check_app.command("import-dbt")(check_import_dbt)

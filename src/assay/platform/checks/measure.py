@@ -242,7 +242,8 @@ def _aggregate(
         case = exp.Case(
             ifs=[exp.If(this=condition, true=exp.Literal.number(1))], default=exp.Literal.number(0)
         )
-        return exp.Sum(this=case), _number
+        # a count: 0 over no rows, where SUM alone is NULL ("no value"), as null_count is
+        return exp.Coalesce(this=exp.Sum(this=case), expressions=[exp.Literal.number(0)]), _number
     assert column is not None
     kind = KINDS[spec.kind]
     if not kind.fits(column):
