@@ -93,7 +93,7 @@ def assertion_of_rule(rule: str, success: bool, metrics: Mapping[str, Any], **mo
     """A DQDL rule's assertion: its type, the one column its metrics name (if one)."""
     named = {key.split(".")[1] for key in metrics if key.startswith("Column.") and key.count(".") >= 2}
     return Assertion(
-        assertion=rule.split(" ", 1)[0],
+        assertion=rule_type(rule),
         success=success,
         name=more.pop("name", rule),
         column=next(iter(named)) if len(named) == 1 else None,
@@ -101,6 +101,15 @@ def assertion_of_rule(rule: str, success: bool, metrics: Mapping[str, Any], **mo
         content_type="dqdl",
         **more,
     )
+
+
+def rule_type(rule: str) -> str:
+    """A DQDL rule's type, ``composite`` for rules joined by ``and`` / ``or`` (Glue's composite rules).
+
+    >>> rule_type('IsComplete "id"'), rule_type('(IsComplete "id") and (IsUnique "id")')
+    ('IsComplete', 'composite')
+    """
+    return "composite" if rule.startswith("(") else rule.split(" ", 1)[0]
 
 
 def columns_of(metrics: Mapping[str, Any]) -> tuple[int | None, dict[str, dict[str, Any]]]:
@@ -241,7 +250,7 @@ def _outcomes(outcomes: Iterable[Mapping[str, Any]], expectations: Mapping[str, 
             kind, column = reference.metric, reference.column
             content, content_type = f"{expectation.metric} {expectation.expect}", "assay"
         elif expectation is not None and expectation.rule is not None:
-            kind, content, content_type = expectation.rule.split(" ", 1)[0], expectation.rule, "dqdl"
+            kind, content, content_type = rule_type(expectation.rule), expectation.rule, "dqdl"
         yield Assertion(
             assertion=kind,
             success=success,
