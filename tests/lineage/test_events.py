@@ -186,8 +186,9 @@ def test_a_gate_run_names_the_table_it_wrote_and_how_many_rows(world: Path, http
                *options.split(), "--json", "--workspace", str(world))  # fmt: skip
     summary = json.loads(done.stdout)
     assert (summary["passed"], summary["quarantined"]) == (9, 1)
-    _, end = two(http, summary["run_id"])
+    start, end = two(http, summary["run_id"])
     assert end["eventType"] == "COMPLETE" and end["job"]["name"] == "gate.shop.orders"
+    assert start["outputs"] == []  # the table is named once the run has it (its first run creates it)
     [written] = end["outputs"]
     assert written["outputFacets"]["outputStatistics"]["rowCount"] == 9  # the rows committed
     # the Iceberg table by its location, as the OpenLineage Spark integration names one

@@ -296,12 +296,14 @@ def _profile(flow: Any, workspace: Path, finished: bool) -> Facts:
 
 def _gate(flow: Any, workspace: Path, finished: bool) -> Facts:
     found = Facts(_located(flow, workspace))
+    result = getattr(flow, "result", None)
+    if not finished or result is None or not found.inputs:
+        # the table is named once the run has it open (a first run creates it): a run's events
+        # add up, so the output the end event names is the run's
+        return found
     read = getattr(flow, "found", None)
     output = Dataset(_iceberg(workspace, flow.options.table, getattr(read, "warehouse", None)), flow.dataset)
     found.outputs.append(output)
-    result = getattr(flow, "result", None)
-    if not finished or result is None or not found.inputs:
-        return found
     summary = result.summary
     target = found.inputs[0]
     target.rows = summary.total
