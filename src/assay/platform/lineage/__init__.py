@@ -16,6 +16,7 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 from assay.platform.lineage.settings import Settings, emitting_to, settings
+from assay.vocabulary import RunState
 
 if TYPE_CHECKING:
     from assay.platform.runs.driver import Driver
@@ -45,8 +46,8 @@ def watch(driver: Driver, flow: Any) -> Iterator[None]:
     except BaseException as error:
         warn(emission.end(error, completed=False), driver.run_id)
         raise
-    completed = driver.current.state.value == "completed"
-    warnings = emission.end(None, completed=completed)
+    run = driver.current
+    warnings = emission.end(None, completed=run.state is RunState.COMPLETED, message=run.error)
     if warnings:
         warn(warnings, driver.run_id)
         _keep(driver, warnings)

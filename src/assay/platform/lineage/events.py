@@ -43,6 +43,7 @@ RUN_IDS = uuid.UUID("4c1d6a52-9e7b-4f0a-8d2e-0b7e3a5f9c11")
 """The namespace of the UUID a run whose caller named it otherwise gets (always the same one)."""
 SYMLINK_TYPE = "TABLE"
 _CLIENT_PREFIX = "OPENLINEAGE__"
+_MAKING = threading.Lock()
 
 
 def run_uuid(run_id: str) -> str:
@@ -91,15 +92,17 @@ class Emission:
         self._thread.start()
         self._send(event)
 
-    def end(self, error: BaseException | None, completed: bool) -> list[str]:
-        """COMPLETE (``completed``) or FAIL (with ``error``'s message), then at most ``timeout``
-        seconds' wait for every event; returns the warnings."""
+    def end(self, error: BaseException | None, completed: bool, message: str | None = None) -> list[str]:
+        """COMPLETE (``completed``) or FAIL (with ``error``'s message, or the run's ``message``:
+        a check run whose every measurement failed ends without raising), then at most
+        ``timeout`` seconds' wait for every event; returns the warnings."""
         if self._client is None or self._thread is None:
             return self.warnings
         try:
             found = facts(self.flow, self.workspace, finished=True)
             state = RunState.COMPLETE if error is None and completed else RunState.FAIL
-            event = self._event(state, found, failure=error)
+            said = None if state is RunState.COMPLETE else _message(error, message)
+            event = self._event(state, found, failure=said)
         except Exception as failure:  # lineage never fails a run
             self.warnings.append(f"the end event could not be made: {type(failure).__name__}: {failure}")
             event = None
@@ -116,16 +119,15 @@ class Emission:
 
     # --- building ------------------------------------------------------------------------------
 
-    def _event(self, state: RunState, found: Facts, failure: BaseException | None = None) -> RunEvent:
+    def _event(self, state: RunState, found: Facts, failure: str | None = None) -> RunEvent:
         run_facets: dict[str, Any] = {
             "processing_engine": processing_engine_run.ProcessingEngineRunFacet(
                 version=assay.__version__, name="assay", producer=PRODUCER
             )
         }
         if failure is not None:
-            message = getattr(failure, "message", None) or str(failure) or type(failure).__name__
             run_facets["errorMessage"] = error_message_run.ErrorMessageRunFacet(
-                message=message, programmingLanguage="PYTHON", producer=PRODUCER
+                message=failure, programmingLanguage="PYTHON", producer=PRODUCER
             )
         dataset = getattr(self.flow, "dataset", None) or (
             found.inputs[0].identity[1] if found.inputs else "run"
@@ -247,13 +249,21 @@ def _environment_kept() -> Iterator[None]:
     """The client turns ``OPENLINEAGE_URL`` into ``OPENLINEAGE__TRANSPORT__...`` variables of the
     process's environment when it is made: a long-lived process (the scheduler, the web) would
     keep them after the URL is gone. They are taken out again."""
-    before = {k: v for k, v in os.environ.items() if k.startswith(_CLIENT_PREFIX)}
-    try:
-        yield
-    finally:
-        for key in [k for k in os.environ if k.startswith(_CLIENT_PREFIX) and k not in before]:
-            del os.environ[key]
-        os.environ.update(before)
+    with _MAKING:  # two runs of one process (the web's) making clients at once
+        before = {k: v for k, v in os.environ.items() if k.startswith(_CLIENT_PREFIX)}
+        try:
+            yield
+        finally:
+            for key in [k for k in os.environ if k.startswith(_CLIENT_PREFIX) and k not in before]:
+                del os.environ[key]
+            os.environ.update(before)
+
+
+def _message(error: BaseException | None, message: str | None) -> str:
+    """What a FAIL says: the run's error as assay reports it (an AssayError's message)."""
+    if error is None:
+        return message or "the run did not complete"
+    return getattr(error, "message", None) or str(error) or type(error).__name__
 
 
 def _named(event: RunEvent) -> str:
