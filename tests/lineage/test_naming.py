@@ -6,7 +6,7 @@ from pathlib import Path
 
 from openlineage.client.naming import dataset as naming
 
-from assay.platform.lineage.naming import identity, postgres
+from assay.platform.lineage.naming import identity, postgres, postgres_url
 
 
 def test_a_local_file_is_named_as_the_client_names_it() -> None:
@@ -24,6 +24,9 @@ def test_an_s3_object_is_named_as_the_client_names_it() -> None:
 def test_a_postgres_table_is_named_as_the_client_names_it() -> None:
     spec = naming.Postgres(host="db.internal", port="5432", database="shop", schema="public", table="orders")
     assert postgres("db.internal", 5432, "shop", "orders") == (spec.get_namespace(), spec.get_name())
+    # a check document's source, from its URL: the credentials are no part of the name
+    url = "postgresql://ana:secret@db.internal:5432/shop"
+    assert postgres_url(url, "public.orders") == (spec.get_namespace(), spec.get_name())
 
 
 def test_a_pattern_is_the_folder_of_its_files() -> None:

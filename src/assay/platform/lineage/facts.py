@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.platform.lineage.naming import Identity, identity, table
+from assay.platform.lineage.naming import Identity, identity, postgres_url, table
 
 # assay's metric names → the OpenLineage column metrics they are (DataQualityMetricsInputDatasetFacet)
 _COLUMN_METRICS = {
@@ -166,8 +166,6 @@ def where(location: str, workspace: Path, *, base: Path | None = None) -> Identi
     if location.startswith("duckdb:"):
         database, _, name = location.removeprefix("duckdb:").rpartition(":")
         return table(database, name, base=base)
-    if location.startswith("postgres:"):
-        return "postgres", location.removeprefix("postgres:")
     return identity(location, base=base)
 
 
@@ -213,9 +211,12 @@ def _dqdl(flow: Any, workspace: Path, finished: bool) -> Facts:
 
 def _check(flow: Any, workspace: Path, finished: bool) -> Facts:
     document = flow.document
-    found = Facts(
-        [Dataset(where(document.dataset.source.describe(), workspace, base=flow.path.parent), flow.dataset)]
-    )
+    source = document.dataset.source
+    if source.postgres is not None:
+        named = postgres_url(source.postgres.url, source.postgres.table)
+    else:
+        named = where(source.describe(), workspace, base=flow.path.parent)
+    found = Facts([Dataset(named, flow.dataset)])
     result = getattr(flow, "result", None)
     if not finished or result is None:
         return found

@@ -37,7 +37,7 @@ from __future__ import annotations
 import glob
 import os
 from pathlib import Path, PurePosixPath
-from urllib.parse import unquote, urlparse
+from urllib.parse import unquote, urlparse, urlsplit
 
 Identity = tuple[str, str]
 
@@ -71,6 +71,19 @@ def postgres(host: str, port: int, database: str, name: str) -> Identity:
     """A PostgreSQL table (``schema.table``; ``public`` when the name has no schema)."""
     qualified = name if "." in name else f"public.{name}"
     return f"postgres://{host}:{port}", f"{database}.{qualified}"
+
+
+def postgres_url(url: str, name: str) -> Identity:
+    """A PostgreSQL table from its connection URL (its user and password are never part of a name).
+
+    >>> postgres_url("postgresql://ana:secret@db.internal:6543/analytics", "public.trades")
+    ('postgres://db.internal:6543', 'analytics.public.trades')
+    >>> postgres_url("postgresql://db.internal/analytics", "trades")
+    ('postgres://db.internal:5432', 'analytics.public.trades')
+    """
+    parts = urlsplit(url)
+    database = parts.path.lstrip("/") or (parts.username or "postgres")
+    return postgres((parts.hostname or "localhost").lower(), parts.port or 5432, database, name)
 
 
 def _unpatterned(path: str) -> str:
