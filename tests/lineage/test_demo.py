@@ -17,7 +17,10 @@ def test_the_demo_names_the_file_of_one_runs_events() -> None:
     events = [json.loads(line) for line in events_file.read_text().splitlines()]
     assert [e["eventType"] for e in events] == ["START", "COMPLETE"]
     assert [problems(e) for e in events] == [[], []]
-    [read] = events[1]["inputs"]
+    # the orders, with what was found in them, and the customers its rules join
+    read, customers = events[1]["inputs"]
+    assert read["name"] == str(demo / "data" / "orders.csv")
+    assert customers["name"] == str(demo / "data" / "customers.csv") and not customers.get("inputFacets")
     assertions = read["inputFacets"]["dataQualityAssertions"]["assertions"]
     # one assertion per rule the demo's ruleset judged, as many failing as the story tells
     judged = [r for r in printed["orders"]["outcomes"].items() if r[0] in ("Passed", "Failed")]

@@ -21,12 +21,14 @@ says nothing about the data, and is no assertion (the run's summary keeps it).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from assay.platform.lineage.naming import Identity, identity, postgres_url, table
+from assay.platform.lineage.settings import NAMESPACE
 
 # assay's metric names → the OpenLineage column metrics they are (DataQualityMetricsInputDatasetFacet)
 _COLUMN_METRICS = {
@@ -81,9 +83,7 @@ class Facts:
 def facts(flow: Any, workspace: Path, *, finished: bool) -> Facts:
     """What the events of ``flow``'s run say: at its start (``finished`` False) the datasets only,
     at its end with what the run found in them."""
-    reader = READERS.get(type(flow).__name__, _named)
-    found = reader(flow, workspace, finished)
-    return found
+    return READERS.get(type(flow).__name__, _named)(flow, workspace, finished)
 
 
 # --- shared readers ---------------------------------------------------------------------------
@@ -149,13 +149,14 @@ def _judged(outcome: Any) -> bool | None:
     return {"passed": True, "failed": False}.get(str(getattr(outcome, "value", outcome)).lower())
 
 
-def _located(flow: Any, workspace: Path, *, base: Path | None = None) -> list[Dataset]:
-    """The datasets of the run's inputs, named by where they are."""
+def _located(flow: Any, workspace: Path) -> list[Dataset]:
+    """The datasets of the run's inputs, named by where they are; a dataset read from memory (the
+    Python API's tables) by its own name in assay's namespace."""
     out = []
     for item in getattr(flow, "inputs", ()) or ():
-        out.append(Dataset(where(item.path, workspace, base=base), getattr(flow, "dataset", None)))
+        out.append(Dataset(where(item.path, workspace), getattr(flow, "dataset", None)))
     if not out and getattr(flow, "dataset", None):
-        out.append(Dataset(("assay", str(flow.dataset)), flow.dataset))
+        out.append(Dataset((NAMESPACE, str(flow.dataset)), flow.dataset))
     return out
 
 
@@ -192,10 +193,19 @@ def _named(flow: Any, workspace: Path, finished: bool) -> Facts:
 
 def _dqdl(flow: Any, workspace: Path, finished: bool) -> Facts:
     found = Facts(_located(flow, workspace))
+    # the reference data its rules join (--ref customers=...) is read too
+    references = getattr(flow, "options", {}).get("references") or {}
+    referenced = [
+        where(os.fspath(path), workspace)
+        for path in references.values()
+        if isinstance(path, str | os.PathLike)
+    ]
     result = getattr(flow, "result", None)
-    if not finished or result is None or not found.inputs:
+    primary = found.inputs[:1]
+    found.inputs += [Dataset(named) for named in referenced]
+    if not finished or result is None or not primary:
         return found
-    target = found.inputs[0]
+    target = primary[0]
     metrics: dict[str, Any] = {}
     for rule in result.rules:
         metrics.update(rule.metrics)
