@@ -115,7 +115,7 @@ class Emission:
                 f"the transport did not deliver the run's events within {self.settings.timeout:g} s "
                 "(lineage: timeout: in assay.yaml); the run did not wait longer"
             )
-        return self.warnings
+        return list(self.warnings)  # a copy: a late failure of the thread is its own
 
     # --- building ------------------------------------------------------------------------------
 
