@@ -8,7 +8,9 @@ passing, failing and threshold-tolerated rules, row-level results and stored met
 from __future__ import annotations
 
 import shutil
+from contextlib import nullcontext
 from importlib import resources
+from importlib.util import find_spec
 from typing import Any
 
 import pyarrow.compute as pc
@@ -18,10 +20,19 @@ from rich.markup import escape
 from assay._render import print_outcomes, progress
 from assay.dqdl import evaluate, parse
 from assay.lake.writers import write_table
+from assay.platform.lineage import emitting_to
 from assay.store import MetricStore
 from assay.workspace import Workspace
 
 CLOCK = "2026-12-01T06:00:00+00:00"  # the demo's fixed "now", so its freshness rule is reproducible
+
+
+def _client_installed() -> bool:
+    """Whether the OpenLineage client is there (``assay[openlineage]``), without importing it."""
+    try:
+        return find_spec("openlineage.client") is not None
+    except ModuleNotFoundError:  # no openlineage package at all
+        return False
 
 
 def run_orders(console: Console, workspace: Workspace, *, status: Console) -> dict[str, Any]:
@@ -35,9 +46,14 @@ def run_orders(console: Console, workspace: Workspace, *, status: Console) -> di
     rules_file = data / "orders.dqdl"
     console.rule("[bold]1. A DQDL ruleset on an order export")
     console.print(f"{rules_file} on {data / 'orders.csv'}\n", highlight=False)
+    events = workspace.root / "lineage" / "orders.jsonl" if _client_installed() else None
     with (
         MetricStore.open(workspace=workspace.root) as store,
         progress(status, "Evaluating the order ruleset"),
+        # this run's OpenLineage events, written to a file by the client's file transport
+        emitting_to({"type": "file", "log_file_path": str(events), "append": True})
+        if events
+        else nullcontext(),
     ):
         result = evaluate(
             parse(rules_file.read_text(), filename=str(rules_file)),
@@ -69,7 +85,19 @@ def run_orders(console: Console, workspace: Workspace, *, status: Console) -> di
         f"--ref customers={data / 'customers.csv'} --dataset orders --workspace {workspace.root}",
         highlight=False,
     )
+    if events is not None:
+        console.print(
+            f"\nThe OpenLineage events of this run (START, then COMPLETE with each rule as an assertion):\n"
+            f"  {events}",
+            highlight=False,
+        )
+    else:
+        console.print(
+            "\nInstall assay[openlineage] to see this run's OpenLineage events too (docs/openlineage.md).",
+            highlight=False,
+        )
     return {
+        "openlineage": str(events) if events is not None else None,
         "ruleset": str(rules_file),
         "data": str(data / "orders.csv"),
         "outcomes": result.counts(),

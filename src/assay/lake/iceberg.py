@@ -250,6 +250,11 @@ class Warehouse:
         with platform_errors("the Iceberg catalog"):
             return self._catalog.table_exists(identifier)
 
+    def location(self, name: str) -> str:
+        """Where table ``name`` keeps its data and metadata (a ``file://`` or ``s3://`` URL): what
+        OpenLineage names the table by."""
+        return str(self._load(name).location())
+
     def schema(self, name: str) -> pa.Schema:
         """The Arrow schema of table ``name``: the columns and types it was created with, in order."""
         return fields.stored_schema(self._load(name))

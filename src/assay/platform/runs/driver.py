@@ -86,6 +86,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from assay.engine import EngineError
 from assay.errors import AssayError, ConfigError, PlatformError
 from assay.lake import storage
+from assay.platform import lineage
 from assay.platform.runs.faults import checkpoint, fallible
 from assay.platform.runs.limits import SPILL_FOLDER, engine_limits, spill_folder
 from assay.platform.runs.run import Input, Run
@@ -305,7 +306,12 @@ class Driver:
     # --- the outline -----------------------------------------------------------------------------
 
     def run(self, flow: Flow[Any, Any, Any, R]) -> R:
-        """Drive ``flow`` through the outline once; returns its ``result``."""
+        """Drive ``flow`` through the outline once; returns its ``result``. Its OpenLineage
+        events, when lineage is configured, go out around it (docs/openlineage.md)."""
+        with lineage.watch(self, flow):
+            return self._drive(flow)
+
+    def _drive(self, flow: Flow[Any, Any, Any, R]) -> R:
         self._flow = flow
         storage.configure(self.workspace.storage)  # the endpoint its s3:// inputs and files use
         run = self._run = Run(
