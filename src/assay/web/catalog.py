@@ -15,7 +15,7 @@ from typing import Any
 
 from assay.errors import ConfigError
 from assay.web.paging import Page
-from assay.web.plane import Plane
+from assay.web.plane import Plane, one_transaction
 
 KINDS = ("dataset", "event")
 
@@ -103,6 +103,7 @@ def event_entry(plane: Plane, event: Any, activity: Any, now: datetime) -> dict[
     }
 
 
+@one_transaction
 def catalog(
     plane: Plane,
     *,

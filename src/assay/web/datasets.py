@@ -15,7 +15,7 @@ from typing import Any
 from assay.errors import ConfigError
 from assay.web.catalog import dataset_entry, subject
 from assay.web.paging import Page
-from assay.web.plane import NotFound, Plane
+from assay.web.plane import NotFound, Plane, one_transaction
 
 STRIP = 15
 """How many of an expectation's latest runs its strip shows."""
@@ -37,6 +37,7 @@ MARKS = {
 }
 
 
+@one_transaction
 def overview(plane: Plane, name: str) -> dict[str, Any]:
     """The dataset's overview page as JSON."""
     from assay.platform.scores import score_dataset
@@ -69,6 +70,7 @@ def overview(plane: Plane, name: str) -> dict[str, Any]:
     return out
 
 
+@one_transaction
 def quality(plane: Plane, name: str) -> dict[str, Any]:
     """The Quality tab: the document's expectations grouped by quality dimension, each with its
     latest :data:`STRIP` outcomes, observed against expected, mode, severity and owner; then the
@@ -115,6 +117,7 @@ def quality(plane: Plane, name: str) -> dict[str, Any]:
     }
 
 
+@one_transaction
 def profile(plane: Plane, name: str, *, page: Page | None = None) -> dict[str, Any]:
     """The dataset's latest profile (the drift monitor's: every column's statistics and what it
     was judged against), its value sets, a page of its pending new-value decisions, and what is
@@ -178,6 +181,7 @@ def profile(plane: Plane, name: str, *, page: Page | None = None) -> dict[str, A
     }
 
 
+@one_transaction
 def expectation(plane: Plane, name: str, expectation_id: str, *, group: str | None = None) -> dict[str, Any]:
     """One expectation's page: its definition, the metric's recorded series for one group with
     the band each run was judged against and its outcome (the chart), the groups it has, the

@@ -12,12 +12,14 @@ and the workspace's documents (read again only when a file changes).
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from assay import names
 from assay.errors import ConfigError
@@ -106,6 +108,24 @@ class Settings:
     page_size: int = 50
     login_failures: int = FAILURES  # wrong secrets an address may send within login_window s
     login_window: float = WINDOW
+
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def one_transaction(compute: Callable[Concatenate[Plane, P], T]) -> Callable[Concatenate[Plane, P], T]:
+    """``compute(plane, ...)`` (the data of one page) with every store read of it in one
+    transaction on one connection: a dataset page made 17 reads, each checking a pooled connection
+    out (a round trip to ping it), beginning and committing; on PostgreSQL a third of the page's
+    time. The page also reads one state of the store throughout."""
+
+    @functools.wraps(compute)
+    def read(plane: Plane, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        with plane.store.transaction():
+            return compute(plane, *args, **kwargs)
+
+    return read
 
 
 @dataclass
