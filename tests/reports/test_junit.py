@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from _invoke import completed
+from assay.demo.events import feed
 from assay.platform.reports.junit import Case, Result, Suite, to_xml
 from reports._junit_schema import outcome, valid
 
@@ -244,6 +246,60 @@ def test_a_command_stopped_by_a_mistake_writes_one_error_in_place_of_an_earlier_
     assert done.returncode == 2
     [(name, (tag, element))] = cases(valid(report)).items()
     assert (name, tag) == ("gate", "error") and f"error: {element.attrib['message']}" in done.stderr
+
+
+def test_a_run_in_system_error_writes_its_errors_and_exits_3(world: Path) -> None:
+    # a memory limit DuckDB cannot measure under: the platform's failure, not the data's
+    (world / "assay.yaml").write_text("engine:\n  memory_limit: 1MB\n  max_temp_directory_size: 1KB\n")
+    out, report = world / "out.json", world / "report.xml"
+    done = completed(
+        "check", "run", str(world / "checks" / "orders.yaml"), "--workspace", str(world),
+        "--only", "has-rows", "--json", str(out), "--junit", str(report),
+    )  # fmt: skip
+    assert done.returncode == 3
+    assert json.loads(out.read_text())["state"] == "system_error"
+    [(name, (tag, element))] = cases(valid(report)).items()
+    assert (name, tag, element.attrib["type"]) == ("has-rows", "error", "system_error")
+    assert "Out of Memory" in element.attrib["message"]
+
+
+EVENT = """apiVersion: assay/v1
+kind: EventContract
+event:
+  name: {name}
+  source: {{path: "../events/*.jsonl"}}
+  key: event_id
+  event_time: event_ts
+  ingest_time: ingested_at
+  payload: payload
+  producer: {{team: trading-core}}
+consumer: {{team: surveillance}}
+fields:
+  venue: {{non_empty: {{min_rate: 0.7}}}}
+  amount: {{present: true}}
+"""
+
+
+def test_event_contracts_on_two_events_are_two_suites(tmp_path: Path) -> None:
+    feed(tmp_path / "events", start=date(2026, 11, 10), days=1, per_hour=10)
+    (tmp_path / "checks").mkdir()
+    files = [tmp_path / "checks" / f"{name}.yaml" for name in ("trades.v1", "orders.v1")]
+    for path in files:
+        path.write_text(EVENT.format(name=path.stem))
+    out, report = tmp_path / "out.json", tmp_path / "report.xml"
+    done = completed(
+        "check", "run", *map(str, files), "--at", "2026-11-10T05:00:00Z", "--now", "2026-11-10T06:05:00Z",
+        "--workspace", str(tmp_path), "--json", str(out), "--junit", str(report),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    runs = json.loads(out.read_text())["events"]
+    suites = list(valid(report).iter("testsuite"))
+    assert [s.attrib["name"] for s in suites] == [r["dataset"] for r in runs] and len(runs) == 2
+    for suite, run in zip(suites, runs, strict=True):
+        assert [c.attrib["name"] for c in suite.iter("testcase")] == [
+            o["expectation"] for o in run["outcomes"]
+        ]
+        assert {c.attrib["classname"] for c in suite.iter("testcase")} == {run["dataset"]}
 
 
 def test_text_xml_cannot_hold_is_shown_and_the_rest_survives() -> None:
