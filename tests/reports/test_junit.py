@@ -5,16 +5,21 @@ JUnit file per command, a test case per rule or expectation, read back and compa
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from _demo_workspace import cli_env
 from _invoke import completed
 from assay.demo.events import feed
 from assay.platform.reports.junit import Case, Result, Suite, to_xml
+from assay.platform.runs.faults import REPORT_POINTS
 from reports._junit_schema import outcome, valid
 
 ORDERS = 'id,name,amount,email\n1,a<b,5,x@y.org\n2,c&d,7,\n3,"say ""hi""",-1,z@y.org\n'
@@ -300,6 +305,27 @@ def test_event_contracts_on_two_events_are_two_suites(tmp_path: Path) -> None:
             o["expectation"] for o in run["outcomes"]
         ]
         assert {c.attrib["classname"] for c in suite.iter("testcase")} == {run["dataset"]}
+
+
+def test_a_command_killed_while_writing_leaves_the_earlier_file_whole(world: Path) -> None:
+    report = world / "report.xml"
+    yesterday = datetime(2026, 12, 4, 6, tzinfo=UTC)
+    earlier = to_xml([Suite("yesterday", (Case("yesterday", "RowCount > 0"),), yesterday, 0.5)])
+    report.write_text(earlier)
+    command = [
+        sys.executable, "-m", "assay", "dqdl", "run", str(world / "orders.dqdl"),
+        "--data", str(world / "orders.csv"), "--junit", str(report),
+    ]  # fmt: skip
+    # SIGKILL once the new file is written beside the report, before it replaces it
+    [point] = REPORT_POINTS
+    killed = subprocess.run(
+        command, env=cli_env(ASSAY_CRASH_AT=point), capture_output=True, text=True, timeout=120
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert report.read_text() == earlier  # never half a file: the earlier one, whole
+    assert [s.attrib["name"] for s in valid(report).iter("testsuite")] == ["yesterday"]
+    assert completed(*command[3:]).returncode == 0  # the next run replaces it
+    assert len(list(valid(report).iter("testcase"))) == len(RULESET.splitlines()) - 2
 
 
 def test_text_xml_cannot_hold_is_shown_and_the_rest_survives() -> None:

@@ -229,8 +229,9 @@ def write(path: Path, suites: Sequence[Suite]) -> None:
     """Write the JUnit file whole or not at all (a ``.partial`` renamed into place): a run
     killed while writing leaves the earlier file or none, never half of one."""
     from assay.lake.writers import write_text
+    from assay.platform.runs.faults import checkpoint
 
-    write_text(path, to_xml(suites) + "\n")
+    write_text(path, to_xml(suites) + "\n", before_rename=lambda: checkpoint("report-partial"))
 
 
 def _suite(suite: Suite) -> ET.Element:
