@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import sys
 from datetime import datetime
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -21,7 +20,9 @@ from assay._cli_common import (
     BACKOFF_HELP,
     RETRIES_HELP,
     EngineOption,
+    FormatOption,
     JunitOption,
+    ProblemFormat,
     SparkMasterOption,
     StoreOption,
     WorkspaceOption,
@@ -71,13 +72,6 @@ CheckFailOnOption = Annotated[
         show_default="never",
     ),
 ]
-
-
-class ProblemFormat(StrEnum):
-    """How ``check validate`` prints a document's mistakes (docs/ci.md)."""
-
-    TEXT = "text"  # file:line:col: message, on stderr
-    GITHUB = "github"  # ::error file=…,line=…,col=…::message, GitHub Actions' annotations
 
 
 _TITLE = "assay check validate"  # the annotations' title, as GitHub shows it over the message
@@ -167,14 +161,7 @@ def check_validate(
         bool, typer.Option("--json", help="Print what the document declares as JSON.")
     ] = False,
     workspace: WorkspaceOption = None,
-    form: Annotated[
-        ProblemFormat,
-        typer.Option(
-            "--format",
-            help="How mistakes are printed: text (file:line:col: message) or github "
-            "(GitHub Actions annotations on stdout).",
-        ),
-    ] = ProblemFormat.TEXT,
+    form: FormatOption = ProblemFormat.TEXT,
 ) -> None:
     """Check DOC without reading any data; exit 2 listing every mistake as file:line:col: message.
     With a workspace (when its folder exists), DOC's notify routes are checked against the

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -74,6 +75,23 @@ JunitOption = Annotated[
         metavar="FILE",
         help="Also write the results as a JUnit XML file, for CI test-report viewers.",
         show_default="not written",
+    ),
+]
+
+
+class ProblemFormat(StrEnum):
+    """How ``check validate`` and ``dqdl validate`` print mistakes (docs/ci.md)."""
+
+    TEXT = "text"  # file:line:col: message, on stderr
+    GITHUB = "github"  # ::error file=…,line=…,col=…::message, GitHub Actions' annotations, on stdout
+
+
+FormatOption = Annotated[
+    ProblemFormat,
+    typer.Option(
+        "--format",
+        help="How mistakes are printed: text (file:line:col: message) or github "
+        "(GitHub Actions annotations on stdout).",
     ),
 ]
 

@@ -18,7 +18,9 @@ from assay._cli_common import (
     BackoffOption,
     EngineOption,
     FailOnOption,
+    FormatOption,
     JunitOption,
+    ProblemFormat,
     RetriesOption,
     SparkMasterOption,
     StoreOption,
@@ -76,16 +78,39 @@ def _references(items: list[str]) -> dict[str, str]:
 def dqdl_validate(
     file: Annotated[Path, typer.Argument(help="A DQDL ruleset file.")],
     json_out: Annotated[bool, typer.Option("--json", help="Print the parsed rules as JSON.")] = False,
+    form: FormatOption = ProblemFormat.TEXT,
 ) -> None:
     """Check that FILE is valid DQDL; exit 2 with a positioned message if it is not."""
     from assay.lang.dqdl import parse_text, rule_text
+    from assay.lang.dqdl.errors import DQDLSyntaxError
     from assay.lang.dqdl.printer import analyzer_text
+    from assay.platform.reports.github import annotation
 
-    parsed = parse_text(_read_ruleset(file), filename=str(file))
+    github = form == ProblemFormat.GITHUB
+    if github and json_out:  # a warning's annotation would come before the JSON on stdout
+        raise ConfigError("--json and --format github both print on stdout: give one of them")
+    title = "assay dqdl validate"
+    try:
+        parsed = parse_text(_read_ruleset(file), filename=str(file))
+    except ConfigError as error:
+        if github:  # beside the error, printed on stderr as always (exit 2)
+            where = error if isinstance(error, DQDLSyntaxError) else None
+            message = where.reason if where else str(error)
+            line, col = (where.line, where.column) if where else (None, None)
+            sys.stdout.write(
+                annotation("error", message, file=str(file), line=line, col=col, title=title) + "\n"
+            )
+        raise
     rules = [rule_text(r) for r in parsed.ruleset.rules or ()]
     analyzers = [analyzer_text(a) for a in parsed.ruleset.analyzers or ()]
     for warning in parsed.warnings:
-        sys.stderr.write(visible(f"{file}:{warning}") + "\n")
+        if github:
+            shown = annotation(
+                "warning", warning.message, file=str(file), line=warning.line, col=warning.column, title=title
+            )
+            sys.stdout.write(shown + "\n")
+        else:
+            sys.stderr.write(visible(f"{file}:{warning}") + "\n")
     if json_out:
         _write_json("-", {"file": str(file), "valid": True, "rules": rules, "analyzers": analyzers})
         return

@@ -88,3 +88,25 @@ def test_properties_and_messages_are_escaped_as_the_runner_reads_them() -> None:
     level, properties, read_back = read(line)
     assert (level, read_back) == ("warning", message)
     assert properties == {"file": "a:b,c%.yaml", "line": "3", "col": "1", "title": "t: x, y"}
+
+
+def test_dqdl_validate_annotates_its_warnings_and_its_syntax_error(tmp_path: Path) -> None:
+    accepted, broken = tmp_path / "accepted.dqdl", tmp_path / "broken.dqdl"
+    accepted.write_text("Rules = [\n    RowCount > 0\n]]\n")  # Glue ignores what follows; we warn
+    broken.write_text('Rules = [\n    RowCount > ,\n    IsComplete "id"\n]\n')
+    text = completed("dqdl", "validate", str(accepted))
+    done = completed("dqdl", "validate", str(accepted), "--format", "github")
+    assert (text.returncode, done.returncode) == (0, 0)
+    [warning, valid_line] = done.stdout.splitlines()
+    level, properties, message = read(warning)
+    assert text.stderr.strip() == f"{accepted}:{properties['line']}:{properties['col']}: warning: {message}"
+    assert (level, properties["file"], properties["line"]) == ("warning", str(accepted), "3")
+    assert valid_line == f"{accepted}: valid DQDL, 1 rule(s), 0 analyzer(s)" and done.stderr == ""
+
+    done = completed("dqdl", "validate", str(broken), "--format", "github")
+    assert done.returncode == 2
+    [(level, properties, message)] = [read(line) for line in done.stdout.splitlines()]
+    assert (level, properties["line"], properties["col"]) == ("error", "2", "16")
+    assert f"error: {broken}:2:16: {message}" in done.stderr  # the caret excerpt stays on stderr
+    refused = completed("dqdl", "validate", str(accepted), "--format", "github", "--json")
+    assert refused.returncode == 2 and "--json and --format github" in refused.stderr
