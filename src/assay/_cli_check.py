@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.markup import escape
@@ -19,10 +20,14 @@ from assay._cli_common import (
     BACKOFF_HELP,
     RETRIES_HELP,
     EngineOption,
+    FormatOption,
+    JunitOption,
+    ProblemFormat,
     SparkMasterOption,
     StoreOption,
     WorkspaceOption,
     err,
+    junit_errors,
     out,
 )
 from assay._cli_common import write_json as _write_json
@@ -34,7 +39,7 @@ from assay.vocabulary import fail_on as parse_fail_on
 from assay.workspace import Workspace, store_url
 
 if TYPE_CHECKING:
-    from assay.platform.checks.document import Document
+    from assay.platform.checks.document import Document, DocumentError
 
 check_app = typer.Typer(
     help="Check documents (kind: DatasetChecks): what to measure, what makes it wrong.", no_args_is_help=True
@@ -70,18 +75,41 @@ CheckFailOnOption = Annotated[
 ]
 
 
-def _load(doc: Path) -> Document:
+_TITLE = "assay check validate"  # the annotations' title, as GitHub shows it over the message
+
+
+def _load(doc: Path, form: str = "text") -> Document:
     """The document, or exit 2 with every mistake on its own line (file:line:col: message)."""
     from assay.platform.checks.document import DocumentError, load_document
 
     try:
         return load_document(doc)
     except DocumentError as error:
-        for problem in error.problems:
+        _problems(error, str(doc), form)
+
+
+def _problems(error: DocumentError, where: str, form: str) -> NoReturn:
+    """Print a document's mistakes, one a line (``text``: file:line:col: message on stderr;
+    ``github``: a GitHub Actions annotation each, on stdout, where the runner reads them), then
+    exit 2 with the error as the cause (``--junit`` writes it)."""
+    from assay.platform.reports.github import annotation
+
+    for problem in error.problems:
+        if form == ProblemFormat.GITHUB:
+            shown = annotation(
+                "error",
+                problem.message,
+                file=problem.file,
+                line=problem.line,
+                col=problem.column,
+                title=_TITLE,
+            )
+            sys.stdout.write(shown + "\n")
+        else:
             sys.stderr.write(f"{problem}\n")
-        noun = "mistake" if len(error.problems) == 1 else "mistakes"
-        sys.stderr.write(f"{doc}: {len(error.problems)} {noun}; nothing was run\n")
-        raise typer.Exit(2) from None
+    noun = "mistake" if len(error.problems) == 1 else "mistakes"
+    sys.stderr.write(f"{where}: {len(error.problems)} {noun}; nothing was run\n")
+    raise typer.Exit(2) from error
 
 
 def _event_files(doc: Path, more: list[Path] | None) -> list[Path] | None:
@@ -98,7 +126,7 @@ def _event_files(doc: Path, more: list[Path] | None) -> list[Path] | None:
     return None
 
 
-def _load_events(files: list[Path]) -> Any:
+def _load_events(files: list[Path], form: str = "text") -> Any:
     """The events of contract files, or exit 2 with every mistake on its own line."""
     from assay.platform.events.document import ContractError
     from assay.platform.events.event import events, load_contracts
@@ -106,17 +134,13 @@ def _load_events(files: list[Path]) -> Any:
     try:
         return events(load_contracts(files))
     except ContractError as error:
-        for problem in error.problems:
-            sys.stderr.write(f"{problem}\n")
-        noun = "mistake" if len(error.problems) == 1 else "mistakes"
-        sys.stderr.write(f"{', '.join(map(str, files))}: {len(error.problems)} {noun}; nothing was run\n")
-        raise typer.Exit(2) from None
+        _problems(error, ", ".join(map(str, files)), form)
 
 
-def _validate_events(files: list[Path], json_out: bool) -> None:
+def _validate_events(files: list[Path], json_out: bool, form: str) -> None:
     from assay.platform.events.event import describe
 
-    described = describe(_load_events(files))
+    described = describe(_load_events(files, form))
     if json_out:
         _write_json("-", {"documents": [str(f) for f in files], "valid": True, "events": described})
         return
@@ -138,20 +162,27 @@ def check_validate(
         bool, typer.Option("--json", help="Print what the document declares as JSON.")
     ] = False,
     workspace: WorkspaceOption = None,
+    form: FormatOption = ProblemFormat.TEXT,
 ) -> None:
     """Check DOC without reading any data; exit 2 listing every mistake as file:line:col: message.
     With a workspace (when its folder exists), DOC's notify routes are checked against the
     channels of its assay.yaml, as check run checks them."""
+    from assay.platform.reports.github import annotation
     from assay.platform.runs.check import notify_config
 
-    files = _event_files(doc, more)
-    if files is not None:
-        _validate_events(files, json_out)
-        return
-    document = _load(doc)
-    space = Workspace(workspace)
-    if space.root.is_dir():
-        notify_config(space, document)
+    try:
+        files = _event_files(doc, more)
+        if files is not None:
+            _validate_events(files, json_out, form)
+            return
+        document = _load(doc, form)
+        space = Workspace(workspace)
+        if space.root.is_dir():
+            notify_config(space, document)
+    except ConfigError as error:  # a mistake without a place (no such file, a route): on DOC
+        if form == ProblemFormat.GITHUB:
+            sys.stdout.write(annotation("error", str(error), file=str(doc), title=_TITLE) + "\n")
+        raise
     metrics = sum(len(p.specs()) for p in document.profiles)
     if json_out:
         payload = {
@@ -221,6 +252,7 @@ def check_run(
         ),
     ] = None,
     fail_on: CheckFailOnOption = None,
+    junit: JunitOption = None,
     engine: EngineOption = "duckdb",
     spark_master: SparkMasterOption = None,
 ) -> None:
@@ -232,51 +264,51 @@ def check_run(
     from assay.platform.runs.check import run_document
     from assay.store import MetricStore
 
-    parse_fail_on(fail_on, nothing=True)  # a wrong word stops the command before anything runs
-    files = _event_files(doc, more)
-    if files is not None:
-        options = {"at": at, "now": now, "only": tuple(only or ()), "dry_run": dry_run}
-        _run_events(
-            files,
-            options | {"retries": retries, "backoff": backoff},
-            workspace,
-            store,
-            engine,
-            json_out,
-            fail_on,
-        )
-        return
-    document = _load(doc)
-    space = Workspace(workspace)
-    space.ensure()
-    with (
-        MetricStore.open(store_url(store), workspace=space.root) as metric_store,
-        progress(err, f"Checking {document.dataset.name}"),
-    ):
-        result = run_document(
-            document,
-            doc,
-            at=at,
-            now=now,
-            store=metric_store,
-            workspace=space,
-            only=tuple(only or ()),
-            dry_run=dry_run,
-            retries=retries,
-            backoff=backoff,
-            engine=engine,
-            spark_master=spark_master,
-        )
-    payload = result.to_dict()
-    if json_out is not None:
-        _write_json(json_out, payload)
-    if json_out != "-":
-        print_run(payload)
-    if result.state == "system_error":
-        sys.stderr.write(f"error: {result.error or 'the run could not measure'}\n")
-        raise typer.Exit(3)
-    if fail_on is not None and failing_severities(result, fail_on):
-        raise typer.Exit(1)
+    with junit_errors(junit, str(doc), "check run") as started:
+        parse_fail_on(fail_on, nothing=True)  # a wrong word stops the command before anything runs
+        files = _event_files(doc, more)
+        if files is not None:
+            options = {"at": at, "now": now, "only": tuple(only or ()), "dry_run": dry_run}
+            _run_events(
+                files,
+                options | {"retries": retries, "backoff": backoff},
+                workspace,
+                store,
+                engine,
+                (json_out, junit, started),
+                fail_on,
+            )
+            return
+        document = _load(doc)
+        space = Workspace(workspace)
+        space.ensure()
+        with (
+            MetricStore.open(store_url(store), workspace=space.root) as metric_store,
+            progress(err, f"Checking {document.dataset.name}"),
+        ):
+            result = run_document(
+                document,
+                doc,
+                at=at,
+                now=now,
+                store=metric_store,
+                workspace=space,
+                only=tuple(only or ()),
+                dry_run=dry_run,
+                retries=retries,
+                backoff=backoff,
+                engine=engine,
+                spark_master=spark_master,
+            )
+        payload = result.to_dict()
+        _reports(payload, json_out, junit, started)
+        if json_out != "-":
+            print_run(payload)
+        if result.state == "system_error":
+            sys.stderr.write(f"error: {result.error or 'the run could not measure'}\n")
+            raise typer.Exit(3)
+        if fail_on is not None and failing_severities(result, fail_on):
+            raise typer.Exit(1)
 
 
 def _run_events(
@@ -285,10 +317,11 @@ def _run_events(
     workspace: Path | None,
     store: str | None,
     engine: str,
-    json_out: str | None,
+    reports: tuple[str | None, Path | None, datetime],
     fail_on: str | None,
 ) -> None:
-    """``check run`` of event contract files: one run per event, each on its window."""
+    """``check run`` of event contract files: one run per event, each on its window; ``reports``
+    are ``--json``, ``--junit`` and the command's start."""
     from assay._render import progress
     from assay.platform.checks.outcomes import failing_severities
     from assay.platform.runs.event import run_events
@@ -305,8 +338,8 @@ def _run_events(
     ):
         results = run_events(found, store=metric_store, workspace=space, **options)
     payloads = [r.to_dict() for r in results]
-    if json_out is not None:
-        _write_json(json_out, payloads[0] if len(payloads) == 1 else {"events": payloads})
+    json_out = reports[0]
+    _reports(payloads[0] if len(payloads) == 1 else {"events": payloads}, *reports)
     if json_out != "-":
         for payload in payloads:
             print_run(payload)
@@ -324,6 +357,16 @@ def _run_events(
         raise typer.Exit(3)
     if fail_on is not None and any(failing_severities(r, fail_on) for r in results):
         raise typer.Exit(1)
+
+
+def _reports(payload: dict[str, Any], json_out: str | None, junit: Path | None, started: datetime) -> None:
+    """A check run's ``--json`` and ``--junit``, both from its one payload."""
+    if json_out is not None:
+        _write_json(json_out, payload)
+    if junit is not None:
+        from assay.platform.reports import junit as report
+
+        report.write(junit, report.check_suites(payload, started=started))
 
 
 def _broken(item: dict[str, Any]) -> str:

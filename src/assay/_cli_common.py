@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -61,6 +65,63 @@ RETRIES_HELP = "Retries after a system error."
 BACKOFF_HELP = "Seconds before the first retry (doubling)."
 RetriesOption = Annotated[int, typer.Option(min=0, help=RETRIES_HELP)]
 BackoffOption = Annotated[float, typer.Option(min=0, help=BACKOFF_HELP)]
+
+
+# The CI test report of every command that judges rules or expectations (docs/ci.md).
+JunitOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--junit",
+        metavar="FILE",
+        help="Also write the results as a JUnit XML file, for CI test-report viewers.",
+        show_default="not written",
+    ),
+]
+
+
+class ProblemFormat(StrEnum):
+    """How ``check validate`` and ``dqdl validate`` print mistakes (docs/ci.md)."""
+
+    TEXT = "text"  # file:line:col: message, on stderr
+    GITHUB = "github"  # ::error file=…,line=…,col=…::message, GitHub Actions' annotations, on stdout
+
+
+FormatOption = Annotated[
+    ProblemFormat,
+    typer.Option(
+        "--format",
+        help="How mistakes are printed: text (file:line:col: message) or github "
+        "(GitHub Actions annotations on stdout).",
+    ),
+]
+
+
+@contextmanager
+def junit_errors(target: Path | None, subject: str, command: str) -> Iterator[datetime]:
+    """Around a command that writes ``--junit``: when it stops on an error (exit 2 or 3) before
+    it has results, the file still tells why, as one test case in error: a CI report step after
+    a failed command shows that error, not nothing or an earlier run's file. Yields the start."""
+    started = datetime.now(UTC)
+    try:
+        yield started
+    except typer.Exit as done:
+        # a document's mistakes are printed one a line, then exit 2 with the error as the cause
+        if target is not None and isinstance(done.__cause__, Exception):
+            _junit_error(target, subject, command, done.__cause__, started)
+        raise
+    except Exception as error:
+        if target is not None:
+            _junit_error(target, subject, command, error, started)
+        raise
+
+
+def _junit_error(target: Path, subject: str, command: str, error: Exception, started: datetime) -> None:
+    from assay.platform.reports import junit
+    from assay.platform.runs.run import as_assay_error
+
+    failure = as_assay_error(error, "assay")
+    kind = "config_error" if failure.exit_code == 2 else "system_error"
+    junit.write(target, [junit.error_suite(subject, command, failure, kind, started)])
 
 
 def retry_of(retries: int, backoff: float) -> Any:

@@ -8,6 +8,7 @@ Imported by :mod:`assay.cli`, which registers the groups; the work is in :mod:`a
 from __future__ import annotations
 
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -17,11 +18,15 @@ from assay._cli_common import (
     BackoffOption,
     EngineOption,
     FailOnOption,
+    FormatOption,
+    JunitOption,
+    ProblemFormat,
     RetriesOption,
     SparkMasterOption,
     StoreOption,
     WorkspaceOption,
     err,
+    junit_errors,
     out,
     retry_of,
 )
@@ -73,16 +78,39 @@ def _references(items: list[str]) -> dict[str, str]:
 def dqdl_validate(
     file: Annotated[Path, typer.Argument(help="A DQDL ruleset file.")],
     json_out: Annotated[bool, typer.Option("--json", help="Print the parsed rules as JSON.")] = False,
+    form: FormatOption = ProblemFormat.TEXT,
 ) -> None:
     """Check that FILE is valid DQDL; exit 2 with a positioned message if it is not."""
     from assay.lang.dqdl import parse_text, rule_text
+    from assay.lang.dqdl.errors import DQDLSyntaxError
     from assay.lang.dqdl.printer import analyzer_text
+    from assay.platform.reports.github import annotation
 
-    parsed = parse_text(_read_ruleset(file), filename=str(file))
+    github = form == ProblemFormat.GITHUB
+    if github and json_out:  # a warning's annotation would come before the JSON on stdout
+        raise ConfigError("--json and --format github both print on stdout: give one of them")
+    title = "assay dqdl validate"
+    try:
+        parsed = parse_text(_read_ruleset(file), filename=str(file))
+    except ConfigError as error:
+        if github:  # beside the error, printed on stderr as always (exit 2)
+            where = error if isinstance(error, DQDLSyntaxError) else None
+            message = where.reason if where else str(error)
+            line, col = (where.line, where.column) if where else (None, None)
+            sys.stdout.write(
+                annotation("error", message, file=str(file), line=line, col=col, title=title) + "\n"
+            )
+        raise
     rules = [rule_text(r) for r in parsed.ruleset.rules or ()]
     analyzers = [analyzer_text(a) for a in parsed.ruleset.analyzers or ()]
     for warning in parsed.warnings:
-        sys.stderr.write(visible(f"{file}:{warning}") + "\n")
+        if github:
+            shown = annotation(
+                "warning", warning.message, file=str(file), line=warning.line, col=warning.column, title=title
+            )
+            sys.stdout.write(shown + "\n")
+        else:
+            sys.stderr.write(visible(f"{file}:{warning}") + "\n")
     if json_out:
         _write_json("-", {"file": str(file), "valid": True, "rules": rules, "analyzers": analyzers})
         return
@@ -143,6 +171,7 @@ def dqdl_run(
         ),
     ] = None,
     fail_on: FailOnOption = None,
+    junit: JunitOption = None,
     null_value: NullValueOption = None,
     delimiter: DelimiterOption = None,
     quote: QuoteOption = None,
@@ -162,51 +191,60 @@ def dqdl_run(
     from assay.platform.flows import evaluate
     from assay.store import MetricStore
 
-    threshold = parse_fail_on(fail_on)
-    references = _references(ref or [])
-    read = _read_options(null_value, delimiter, quote, no_header, encoding, decimal_comma, schema)
-    open_engine = engine_factory(engine, master=spark_master)  # a wrong name fails before any reading
-    space = Workspace(workspace)
-    metric_store = None
-    if dataset:
-        url = store_url(store)
-        space.ensure()
-        metric_store = MetricStore.open(url, workspace=space.root)
-    try:
-        with progress(err, f"Evaluating {file} on {data}"):
-            result = evaluate(
-                lambda: parse(_read_ruleset(file), filename=str(file)),  # read inside the run: a bad
-                data,  # ruleset is a recorded config_error of the dataset
-                references=references or None,
-                dataset=dataset,
-                partition=partition,
-                store=metric_store,
-                now=now,
-                composite_mode=composite_mode,
-                filtered_rows=filtered_rows,
-                row_level=row_level is not None,
-                workspace=space.root,
-                source=str(file),
-                read=read,
-                engine_factory=open_engine,
-                retry=retry_of(retries, backoff),
-            )
-    finally:
-        if metric_store is not None:
-            metric_store.close()
-    payload = result.to_dict()
-    if row_level is not None and result.row_level is not None:
-        from assay.lake.writers import write_table
+    with junit_errors(junit, dataset or data, "dqdl run") as started:
+        threshold = parse_fail_on(fail_on)
+        references = _references(ref or [])
+        read = _read_options(null_value, delimiter, quote, no_header, encoding, decimal_comma, schema)
+        open_engine = engine_factory(engine, master=spark_master)  # a wrong name fails before any reading
+        space = Workspace(workspace)
+        metric_store = None
+        if dataset:
+            url = store_url(store)
+            space.ensure()
+            metric_store = MetricStore.open(url, workspace=space.root)
+        try:
+            with progress(err, f"Evaluating {file} on {data}"):
+                result = evaluate(
+                    lambda: parse(_read_ruleset(file), filename=str(file)),  # read inside the run: a bad
+                    data,  # ruleset is a recorded config_error of the dataset
+                    references=references or None,
+                    dataset=dataset,
+                    partition=partition,
+                    store=metric_store,
+                    now=now,
+                    composite_mode=composite_mode,
+                    filtered_rows=filtered_rows,
+                    row_level=row_level is not None,
+                    workspace=space.root,
+                    source=str(file),
+                    read=read,
+                    engine_factory=open_engine,
+                    retry=retry_of(retries, backoff),
+                )
+        finally:
+            if metric_store is not None:
+                metric_store.close()
+        payload = result.to_dict()
+        if row_level is not None and result.row_level is not None:
+            from assay.lake.writers import write_table
 
-        write_table(result.row_level, row_level)
-    if json_out:
-        _write_json(json_out, payload)
-    if json_out != "-":
-        print_outcomes(out, result)
-        if row_level is not None:
-            out.print(f"Row-level results: {row_level}", highlight=False)
-    if reached(result.levels(), threshold):
-        raise typer.Exit(1)
+            write_table(result.row_level, row_level)
+        if json_out:
+            _write_json(json_out, payload)
+        if junit is not None:
+            from assay.platform.reports import junit as report
+
+            seconds = (datetime.now(UTC) - started).total_seconds()
+            suites = report.dqdl_suites(
+                payload, run_id=result.run_id, data=data, started=started, seconds=seconds
+            )
+            report.write(junit, suites)
+        if json_out != "-":
+            print_outcomes(out, result)
+            if row_level is not None:
+                out.print(f"Row-level results: {row_level}", highlight=False)
+        if reached(result.levels(), threshold):
+            raise typer.Exit(1)
 
 
 @rules_app.command("compile")

@@ -17,11 +17,13 @@ from assay._cli_common import (
     BackoffOption,
     EngineOption,
     FailOnOption,
+    JunitOption,
     RetriesOption,
     SparkMasterOption,
     StoreOption,
     WorkspaceOption,
     err,
+    junit_errors,
     out,
     retry_of,
 )
@@ -89,6 +91,7 @@ def gate(
     ] = None,
     fail_on: FailOnOption = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
+    junit: JunitOption = None,
     null_value: NullValueOption = None,
     delimiter: DelimiterOption = None,
     quote: QuoteOption = None,
@@ -110,44 +113,49 @@ def gate(
     from assay.platform.runs.gate import GateOptions, gate_table
     from assay.store import MetricStore
 
-    threshold = parse_fail_on(fail_on)
-    open_engine = engine_factory(engine, master=spark_master)
-    space = Workspace(workspace)
-    space.ensure()
-    chosen = gate_table(
-        space, table=table, key=key, order=order, contributor_column=contributor_column, schema=schema
-    )
-    options = GateOptions(
-        batch=batch,
-        rules=rules,
-        contributor=contributor,
-        contributor_type=contributor_type,
-        workspace=space.root,
-        table=chosen.table,
-        key=chosen.key,
-        order=chosen.order,
-        contributor_column=chosen.contributor_column,
-        schema=chosen.schema,
-        read=_read_options(null_value, delimiter, quote, no_header, encoding, decimal_comma),
-    )
-    with (
-        MetricStore.open(store_url(store), workspace=space.root) as metric_store,
-        progress(err, f"Gating {batch} for {contributor}"),
-    ):
-        result = run_gate(
-            options, store=metric_store, engine_factory=open_engine, retry=retry_of(retries, backoff)
+    with junit_errors(junit, table or str(batch), "gate"):
+        threshold = parse_fail_on(fail_on)
+        open_engine = engine_factory(engine, master=spark_master)
+        space = Workspace(workspace)
+        space.ensure()
+        chosen = gate_table(
+            space, table=table, key=key, order=order, contributor_column=contributor_column, schema=schema
         )
-    payload = result.summary.to_dict()
-    if summary is not None:
-        _write_json(str(summary), payload)
-    if json_out:
-        _write_json("-", payload)
-    else:
-        print_gate(out, result)
-    # rows quarantined are a critical rule's failure, rows warned (or a dataset rule failed) a warning's
-    found = {RuleSeverity.CRITICAL: result.critical_failures, RuleSeverity.WARNING: result.warnings}
-    if reached((rule.severity for rule, hit in found.items() if hit), threshold):
-        raise typer.Exit(1)
+        options = GateOptions(
+            batch=batch,
+            rules=rules,
+            contributor=contributor,
+            contributor_type=contributor_type,
+            workspace=space.root,
+            table=chosen.table,
+            key=chosen.key,
+            order=chosen.order,
+            contributor_column=chosen.contributor_column,
+            schema=chosen.schema,
+            read=_read_options(null_value, delimiter, quote, no_header, encoding, decimal_comma),
+        )
+        with (
+            MetricStore.open(store_url(store), workspace=space.root) as metric_store,
+            progress(err, f"Gating {batch} for {contributor}"),
+        ):
+            result = run_gate(
+                options, store=metric_store, engine_factory=open_engine, retry=retry_of(retries, backoff)
+            )
+        payload = result.summary.to_dict()
+        if summary is not None:
+            _write_json(str(summary), payload)
+        if junit is not None:
+            from assay.platform.reports import junit as report
+
+            report.write(junit, report.gate_suites(payload))
+        if json_out:
+            _write_json("-", payload)
+        else:
+            print_gate(out, result)
+        # rows quarantined are a critical rule's failure, rows warned (or a dataset rule failed) a warning's
+        found = {RuleSeverity.CRITICAL: result.critical_failures, RuleSeverity.WARNING: result.warnings}
+        if reached((rule.severity for rule, hit in found.items() if hit), threshold):
+            raise typer.Exit(1)
 
 
 @table_app.command("list")

@@ -4,6 +4,7 @@ each nested value as JSON text (a list as an array, a struct or a map as an obje
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -13,10 +14,10 @@ import pyarrow.parquet as pq
 from assay.errors import ConfigError
 
 
-def write_text(path: Path, text: str) -> None:
+def write_text(path: Path, text: str, *, before_rename: Callable[[], None] | None = None) -> None:
     """Write ``text`` to ``path`` (UTF-8) whole or not at all, through a ``.partial`` file renamed
     into place: a half-written ruleset, document or JSON report must never be read. A failure is
-    a ConfigError naming the path.
+    a ConfigError naming the path. ``before_rename`` runs between the two (the crash tests' point).
 
     >>> import tempfile
     >>> out = Path(tempfile.mkdtemp()) / "sub" / "a.txt"
@@ -27,6 +28,8 @@ def write_text(path: Path, text: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(path.name + ".partial")
         partial.write_text(text, encoding="utf-8")
+        if before_rename is not None:
+            before_rename()
         partial.replace(path)
     except OSError as error:
         raise ConfigError(f"{path}: cannot write: {error.strerror}") from None

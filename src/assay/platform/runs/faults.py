@@ -57,6 +57,10 @@ DELIVERY_POINTS = ("after-send",)  # a delivery pass sent a notification and has
 """The crash points of a delivery pass (:mod:`assay.platform.outbox`)."""
 
 
+REPORT_POINTS = ("report-partial",)  # a --junit file written whole beside its target, not renamed yet
+"""The crash point of writing a report (:func:`assay.platform.reports.junit.write`)."""
+
+
 def checkpoint(name: str) -> None:
     """Kill this process here if the crash tests asked for it (``ASSAY_CRASH_AT=name``)."""
     if os.environ.get(ENV) == name:
