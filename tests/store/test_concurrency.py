@@ -120,3 +120,35 @@ def test_processes_profiling_at_once_all_land(store_url: str) -> None:
         # every load that brought XNEW added its rows to the one decision, none twice
         assert (decision.value, decision.status) == ("XNEW", "pending")
         assert decision.rows == sum(number + 1 for number in range(4, PROCESSES * DAYS_PER_WORKER))
+
+
+def write_then_lock(url: str, barrier: Barrier, worker: int) -> None:
+    """Loads written (each insert's foreign key takes a KEY SHARE lock on the dataset's row, and
+    marks its catalog entry stale), then the dataset taken for a turn in the same transaction:
+    what a run's persist does, ten times over, two processes on one dataset."""
+    with breaking(barrier), MetricStore.open(url) as store:
+        barrier.wait()
+        for n in range(ROUNDS):
+            with store.transaction():
+                at = MAY_1 + timedelta(hours=n)
+                store.create_load("orders", partition=f"p{worker}", logical_time=at)
+                with store.transaction(lock="orders"):
+                    load = store.create_load("orders", partition=f"q{worker}", logical_time=at)
+                    store.save_metrics(load, {MetricKey.dataset("RowCount"): float(worker)})
+
+
+ROUNDS = 10
+
+
+def test_processes_writing_then_taking_one_dataset_take_turns_without_a_deadlock(postgres_url: str) -> None:
+    """A transaction takes the dataset's turn (FOR NO KEY UPDATE, which leaves foreign keys
+    alone) before it marks the entry stale: with FOR UPDATE and the entry's row lock taken first,
+    each of two writers waited for the other and PostgreSQL aborted one ('deadlock detected').
+    On PostgreSQL only: SQLite's transactions begin with the write lock, so they never overlap."""
+    MetricStore.open(postgres_url).close()
+    together(write_then_lock, postgres_url)
+    engine = sa.create_engine(postgres_url)
+    try:
+        assert count(engine, sa.select(sa.func.count()).select_from(schema.loads)) == 2 * PROCESSES * ROUNDS
+    finally:
+        engine.dispose()

@@ -23,6 +23,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from assay.store import schema
+from assay.store.value_sets import lock_dataset
 
 FIX_FIRST = 10
 """How many datasets a rollup's ``fix_first`` lists (the page shows three): at 10,000 datasets a
@@ -88,6 +89,9 @@ def mark_stale(connection: Connection, dataset_id: int) -> None:
         if ("stale", dataset_id) in memo:
             return
         memo[("stale", dataset_id)] = True
+    # the dataset's turn before its entry's row: every writer takes the two in this order (a
+    # transaction holding the entry's row and waiting for the turn met one doing the reverse)
+    lock_dataset(connection, dataset_id)
     table = schema.catalog_entries
     insert = schema.upsert(connection, table).values(dataset_id=dataset_id, stale=True, version=1)
     connection.execute(

@@ -29,9 +29,22 @@ def lock_dataset(connection: Connection, dataset_id: int) -> None:
     """Hold the dataset's row until the transaction ends, so that two processes recomputing its
     value sets or decisions take turns (PostgreSQL; SQLite has one writer at a time anyway).
     Without it both would delete a value's row, both insert it again, and one would fail.
-    (:meth:`~assay.store.metrics.MetricStore.transaction` takes the same lock for a whole profile.)"""
+    (:meth:`~assay.store.metrics.MetricStore.transaction` takes the same lock for a whole profile,
+    and marking the catalog entry stale takes it first.) Once per transaction.
+
+    ``FOR NO KEY UPDATE``: the turn conflicts with itself but not with the ``KEY SHARE`` lock an
+    insert's foreign key takes on the row. With ``FOR UPDATE`` two transactions that had each
+    inserted a load of the dataset waited for each other's ``KEY SHARE`` to take their turn, and
+    PostgreSQL aborted one (tests/store/test_concurrency.py)."""
+    memo = connection.info.get(schema.TRANSACTION_MEMO)
+    if memo is not None:
+        if ("locked", dataset_id) in memo:
+            return
+        memo[("locked", dataset_id)] = True
     connection.execute(
-        sa.select(schema.datasets.c.id).where(schema.datasets.c.id == dataset_id).with_for_update()
+        sa.select(schema.datasets.c.id)
+        .where(schema.datasets.c.id == dataset_id)
+        .with_for_update(key_share=True)
     )
 
 
