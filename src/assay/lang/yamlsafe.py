@@ -29,12 +29,17 @@ assay.lang.yamlsafe.YAMLProblem: twice.yaml:3:1: key 'a' at line 3 repeats line 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 from yaml.constructor import SafeConstructor
 
 from assay.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+M = TypeVar("M", bound="BaseModel")
 
 __all__ = [
     "MAX_BYTES",
@@ -249,3 +254,21 @@ def file_part(config: Path, key: str) -> Any:
         raise ConfigError(f"{config}: cannot be read: {str(error).splitlines()[0]}") from None
     raw = load(text, filename=str(config))
     return raw.get(key) if isinstance(raw, dict) else None
+
+
+def model_part(config: Path, key: str, model: type[M]) -> M:
+    """The ``key:`` part of ``config`` validated by the pydantic ``model`` (the model's defaults
+    without the file or the key); every mistake in it is one ConfigError line naming the file and
+    the field (``assay.yaml: engine.threads: ...``)."""
+    from pydantic import ValidationError
+
+    raw = file_part(config, key)
+    try:
+        return model.model_validate(raw if raw is not None else {})
+    except ValidationError as error:
+        lines = []
+        for e in error.errors():
+            where = ".".join(str(p) for p in e["loc"])
+            message = str(e["msg"]).removeprefix("Value error, ")
+            lines.append(f"{config}: {key}{'.' + where if where else ''}: {message}")
+        raise ConfigError("\n".join(lines)) from None

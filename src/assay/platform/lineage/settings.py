@@ -44,9 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from assay.errors import ConfigError
 from assay.lang import yamlsafe
 
 CONFIG_FILE = "assay.yaml"
@@ -94,16 +93,7 @@ def settings(
     configured, ``OPENLINEAGE_DISABLED=true`` or ``lineage: {enabled: false}``). Reads no more
     than ``assay.yaml`` and the environment: the client is imported only to emit."""
     config = workspace / CONFIG_FILE
-    raw = yamlsafe.file_part(config, "lineage")
-    try:
-        part = _Lineage.model_validate(raw if raw is not None else {})
-    except ValidationError as error:
-        lines = []
-        for e in error.errors():
-            where = ".".join(str(p) for p in e["loc"])
-            message = str(e["msg"]).removeprefix("Value error, ")
-            lines.append(f"{config}: lineage{'.' + where if where else ''}: {message}")
-        raise ConfigError("\n".join(lines)) from None
+    part = yamlsafe.model_part(config, "lineage", _Lineage)
     env = os.environ if environ is None else environ
     if not part.enabled or env.get(DISABLED_VARIABLE, "").strip().lower() == "true":
         return None

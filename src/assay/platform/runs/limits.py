@@ -32,10 +32,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from assay.engine import Limits
-from assay.errors import ConfigError
 from assay.lang import yamlsafe
 
 CONFIG_FILE = "assay.yaml"
@@ -66,16 +65,7 @@ def engine_limits(workspace: Path, run_id: str) -> Limits:
     ``assay.yaml`` (every mistake in it one ConfigError naming the file and the field), spilling
     into :func:`spill_folder`."""
     config = workspace / CONFIG_FILE
-    raw = yamlsafe.file_part(config, "engine")
-    try:
-        settings = _Settings.model_validate(raw if raw is not None else {})
-    except ValidationError as error:
-        lines = []
-        for e in error.errors():
-            where = ".".join(str(p) for p in e["loc"])
-            message = str(e["msg"]).removeprefix("Value error, ")
-            lines.append(f"{config}: engine{'.' + where if where else ''}: {message}")
-        raise ConfigError("\n".join(lines)) from None
+    settings = yamlsafe.model_part(config, "engine", _Settings)
     return Limits(
         memory_limit=settings.memory_limit,
         threads=settings.threads,
