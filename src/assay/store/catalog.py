@@ -84,11 +84,8 @@ def mark_stale(connection: Connection, dataset_id: int) -> None:
     of its score's inputs). Once per transaction: a refresh keeps its entry only if the version
     did not move while it computed, and one increment per committed transaction tells it so as
     well as several (a day's fill or a run marks the same dataset from each of its writes)."""
-    memo = connection.info.get(schema.TRANSACTION_MEMO)
-    if memo is not None:
-        if ("stale", dataset_id) in memo:
-            return
-        memo[("stale", dataset_id)] = True
+    if not schema.first_in_transaction(connection, ("stale", dataset_id)):
+        return
     # the dataset's turn before its entry's row: every writer takes the two in this order (a
     # transaction holding the entry's row and waiting for the turn met one doing the reverse)
     lock_dataset(connection, dataset_id)

@@ -55,6 +55,19 @@ TRANSACTION_MEMO = "assay.transaction_memo"
 dataset's id read, its catalog entry marked stale): set when the transaction begins, dropped at
 its end, so nothing outlives a rollback."""
 
+
+def first_in_transaction(connection: Connection, what: tuple[object, ...]) -> bool:
+    """Whether ``what`` is done for the first time in the store transaction ``connection`` is in
+    (and now remembered as done); always True outside one, where nothing is remembered."""
+    memo = connection.info.get(TRANSACTION_MEMO)
+    if memo is None:
+        return True
+    if what in memo:
+        return False
+    memo[what] = True
+    return True
+
+
 DATASET_NAME_LENGTH = 200
 """The longest dataset name the store accepts."""
 

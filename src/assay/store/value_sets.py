@@ -36,11 +36,8 @@ def lock_dataset(connection: Connection, dataset_id: int) -> None:
     insert's foreign key takes on the row. With ``FOR UPDATE`` two transactions that had each
     inserted a load of the dataset waited for each other's ``KEY SHARE`` to take their turn, and
     PostgreSQL aborted one (tests/store/test_concurrency.py)."""
-    memo = connection.info.get(schema.TRANSACTION_MEMO)
-    if memo is not None:
-        if ("locked", dataset_id) in memo:
-            return
-        memo[("locked", dataset_id)] = True
+    if not schema.first_in_transaction(connection, ("locked", dataset_id)):
+        return
     connection.execute(
         sa.select(schema.datasets.c.id)
         .where(schema.datasets.c.id == dataset_id)
