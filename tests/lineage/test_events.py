@@ -20,14 +20,11 @@ import pytest
 from _demo_workspace import cli_env
 from _invoke import completed
 from _receivers import Listener
+from _shop import CONTRACT, HEADER, RULES_GATE
 from lineage._openlineage import Receiver
 
 DAY = "2026-11-02"
-HEADER = "shop,order_id,day,status,amount"
 RULES_DQDL = 'Rules = [ RowCount > 0, ColumnValues "amount" >= 0 ]\n'
-RULES_GATE = """rule_id,contributor_type,category,severity,rule,description
-R01,all,validity,critical,amount >= 0,No negative amounts
-"""
 CHECKS = """apiVersion: assay/v1
 kind: DatasetChecks
 dataset:
@@ -41,20 +38,6 @@ profiles:
 expectations:
   - {id: no-negative-amounts, metric: daily.min(amount), expect: ">= 0", severity: error}
   - {id: some-orders, metric: daily.row_count, expect: ">= 1", severity: warning}
-"""
-CONTRACT = """apiVersion: assay/v1
-kind: EventContract
-event:
-  name: shop.order_placed
-  source: {path: "../events/*.jsonl"}
-  key: event_id
-  event_time: at
-  producer: {team: shop-data}
-consumer: {team: finance}
-window: {grain: day}
-fields:
-  amount: {present: true, range: [0, 1.0e9]}
-severity: error
 """
 
 

@@ -41,6 +41,7 @@ from fastapi.testclient import TestClient
 from _demo_workspace import cli_env
 from _invoke import completed
 from _receivers import Receiver
+from _shop import CONTRACT, HEADER, RULES_GATE
 from assay.lake.iceberg import Warehouse
 from assay.platform.runs.faults import FAIL_ENV, POINTS
 from assay.store import MetricStore
@@ -51,16 +52,12 @@ from web.conftest import Api, users_of
 
 FIRST, SECOND = "2026-11-01", "2026-11-02"
 NOW = datetime.fromisoformat(f"{SECOND}T23:00:00+00:00")
-HEADER = "shop,order_id,day,status,amount"
 ROUTES = """channels:
   owners: {{type: webhook, url: "{url}/{flow}"}}
 routes:
   - {{when: {{outcome: failed}}, to: [owners]}}
 """
 RULES_DQDL = 'Rules = [ ColumnValues "amount" >= 0 ]\n'
-RULES_GATE = """rule_id,contributor_type,category,severity,rule,description
-R01,all,validity,critical,amount >= 0,No negative amounts
-"""
 CHECKS = """apiVersion: assay/v1
 kind: DatasetChecks
 dataset:
@@ -76,20 +73,6 @@ profiles:
     metrics: [row_count, {min: [amount]}]
 expectations:
   - {id: no-negative-amounts, metric: daily.min(amount), expect: ">= 0", severity: error}
-"""
-CONTRACT = """apiVersion: assay/v1
-kind: EventContract
-event:
-  name: shop.order_placed
-  source: {path: "../events/*.jsonl"}
-  key: event_id
-  event_time: at
-  producer: {team: shop-data}
-consumer: {team: finance}
-window: {grain: day}
-fields:
-  amount: {present: true, range: [0, 1.0e9]}
-severity: error
 """
 DRIVEN = ("after-start", "after-measure", "before-commit", "after-settle", "after-summary")
 """The write boundaries a flow on the driver passes (it stages no file: no ``after-publish``)."""
