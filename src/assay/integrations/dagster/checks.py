@@ -100,8 +100,8 @@ def build_assay_asset_checks(
 def _load(path: Path) -> Document:
     try:
         return load_document(path)
-    except ConfigError as error:  # DocumentError too: every mistake as file:line:col: message
-        raise dg.DagsterInvalidDefinitionError(f"assay check document {path}:\n{error}") from None
+    except ConfigError as error:  # each line names the file (a DocumentError's: file:line:col: message)
+        raise dg.DagsterInvalidDefinitionError(str(error)) from None
 
 
 def _chosen(document: Document, path: Path, wanted: Sequence[str] | None) -> list[Expectation]:
