@@ -1,9 +1,12 @@
 """A user's mistake with the Dagster asset checks is a Dagster error naming what to change: when
 the definitions are built (the document is read then), or, for what only a run knows (its
-partition, the workspace's settings), as the check step's failure, never retried."""
+partition, the workspace's settings), as the check step's failure, never retried. A run that
+could not measure at all (the command's exit 3) fails the step with its error."""
 
 from __future__ import annotations
 
+import json
+import socket
 from pathlib import Path
 
 import dagster as dg
@@ -88,4 +91,32 @@ def test_a_mistake_only_a_run_sees_fails_the_step_naming_it(tmp_path: Path) -> N
     (failure,) = result.get_step_failure_events()
     data = failure.step_failure_data.user_failure_data
     assert f"{path}: notify: routes send to undeclared channel(s) pager" in data.description
+    assert not result.get_asset_check_evaluations()
+
+
+def test_a_run_that_could_not_measure_fails_the_step_with_its_error(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a port nothing listens on: the server refuses at once
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    source = f'{{postgres: {{url: "postgresql://nobody@127.0.0.1:{port}/none", table: public.t}}}}'
+    path = _doc(
+        tmp_path, DOC.replace("source: {path: orders.csv}}", f"source: {source}, retry: {{attempts: 1}}}}")
+    )
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "assay.yaml").write_text(f'sources:\n  servers: ["127.0.0.1:{port}"]\n')
+
+    @dg.asset(key=["shop", "orders"])
+    def orders() -> None: ...
+
+    result = dg.materialize(
+        [orders, *build_assay_asset_checks(path)],
+        resources={"assay": AssayResource(workspace=str(workspace))},
+        raise_on_error=False,
+    )
+    (failure,) = result.get_step_failure_events()
+    data = failure.step_failure_data.user_failure_data
+    assert f"{path}: could not connect to the PostgreSQL server 127.0.0.1:{port}" in data.description
+    summary = json.loads(Path(data.metadata["run_summary"].value).read_text())
+    assert (summary["run_id"], summary["state"]) == (data.metadata["assay_run_id"].value, "system_error")
     assert not result.get_asset_check_evaluations()
