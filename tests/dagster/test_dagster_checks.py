@@ -69,6 +69,7 @@ class Runs:
     events_doc: Path
     blocked: dg.ExecuteInProcessResult  # every orders check, blocking
     warned: dg.ExecuteInProcessResult  # two orders checks: a WARN failure only
+    unblocked: dg.ExecuteInProcessResult  # every orders check, blocking=False
     day: dg.ExecuteInProcessResult  # the events job, partition 2026-03-02
     empty_day: dg.ExecuteInProcessResult  # the events job, partition 2026-03-05 (no rows)
     cli: dict[str, Any]  # `assay check run` of the events document, --at 2026-03-02
@@ -126,6 +127,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
             ],
             resources=resources,
         )
+        unblocked = dg.materialize(
+            [orders, orders_daily, *build_assay_asset_checks(orders_doc, blocking=False)], resources=resources
+        )
         defs = dg.Definitions(
             assets=[events],
             asset_checks=build_assay_asset_checks(events_doc, asset=events, resource_key="quality"),
@@ -148,7 +152,15 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
         )
         assert done.returncode == 0, done.stderr
         yield Runs(
-            workspace, orders_doc, events_doc, blocked, warned, day, empty_day, json.loads(done.stdout)
+            workspace,
+            orders_doc,
+            events_doc,
+            blocked,
+            warned,
+            unblocked,
+            day,
+            empty_day,
+            json.loads(done.stdout),
         )
 
 
@@ -239,6 +251,15 @@ def test_a_warning_does_not_block(runs: Runs) -> None:
     assert (found["email_complete"].passed, found["email_complete"].severity.value) == (False, "WARN")
     run = _stored(runs, "shop.orders", _metadata(found["volume"])["assay_run_id"])
     assert [o["expectation"] for o in run["outcomes"]] == ["volume", "email-complete"]
+
+
+def test_checks_that_do_not_block_only_report(runs: Runs) -> None:
+    assert runs.unblocked.success
+    assert len(runs.unblocked.get_asset_materialization_events()) == 2  # orders_daily too
+    found = _evaluations(runs.unblocked)
+    assert (found["no_negative"].passed, found["no_negative"].severity.value) == (False, "ERROR")
+    assert not any(e.blocking for e in found.values())
+    assert all(e.blocking for e in _evaluations(runs.blocked).values())
 
 
 def test_the_partition_is_the_runs_logical_date(runs: Runs) -> None:

@@ -50,6 +50,8 @@ def test_an_expectation_the_document_lacks_is_named(tmp_path: Path) -> None:
         dg.DagsterInvalidDefinitionError, match=r"no expectation 'volumes' .*some-rows, volume"
     ):
         build_assay_asset_checks(path, expectations=["volumes"])
+    with pytest.raises(dg.DagsterInvalidDefinitionError, match=r"orders\.yaml: expectations=\[\] chooses no"):
+        build_assay_asset_checks(path, expectations=[])
 
 
 def test_two_ids_with_one_dagster_name_are_refused(tmp_path: Path) -> None:

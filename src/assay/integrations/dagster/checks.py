@@ -22,7 +22,7 @@ import dagster as dg
 
 from assay.errors import ConfigError
 from assay.integrations.dagster.resource import AssayResource
-from assay.integrations.dagster.results import check_name, check_result, severity
+from assay.integrations.dagster.results import check_name, check_result
 from assay.platform.checks.document import Document, Expectation, load_document
 from assay.vocabulary import RunState
 
@@ -56,7 +56,7 @@ def build_assay_asset_checks(
             asset=key,
             description=e.description or f"assay expectation {e.id} ({e.expect or e.rule})",
             blocking=blocking and e.mode == "enforce",
-            metadata={"assay/expectation": e.id, "assay/severity": severity(e).value},
+            metadata={"assay/expectation": e.id, "assay/severity": e.severity, "assay/mode": e.mode},
         )
         for e in chosen
     ]
@@ -115,6 +115,8 @@ def _chosen(document: Document, path: Path, wanted: Sequence[str] | None) -> lis
             f"(its expectations: {', '.join(sorted(known))})"
         )
     chosen = [e for e in document.expectations if wanted is None or e.id in wanted]
+    if not chosen:
+        raise dg.DagsterInvalidDefinitionError(f"{path}: expectations=[] chooses no expectation")
     names: dict[str, str] = {}
     for e in chosen:
         other = names.setdefault(check_name(e.id), e.id)
