@@ -79,20 +79,21 @@ def check_result(
     run's ``run_id`` and ``summary_at`` (where its summary was written, a path or a URL)."""
     found = worst(outcomes)
     outcome = Outcome(found["outcome"])
+    grouped = bool(expectation.by)  # an outcome per group: no one observed value
     metadata: dict[str, Any] = {
         "expectation": expectation.id,
         "outcome": outcome.value,
         "reason": found["reason"],
-        "observed": found["observed"] if len(outcomes) == 1 else None,
+        "observed": None if grouped else found["observed"],
         "expected": expectation.expect if expectation.expect is not None else expectation.rule,
-        "bounds": found["expected"] if len(outcomes) == 1 else None,
+        "bounds": None if grouped else found["expected"],
         "severity": expectation.severity,
         "mode": expectation.mode,
         "message": found["message"],
         "assay_run_id": run["run_id"],
         "run_summary": run["summary_at"],
     }
-    if len(outcomes) > 1 or found.get("group") is not None:
+    if grouped:
         metadata["groups"] = [
             {key: item[key] for key in ("group", "outcome", "observed", "expected", "reason")}
             for item in outcomes
