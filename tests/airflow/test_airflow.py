@@ -18,7 +18,7 @@ import pytest
 
 from _demo_workspace import cli_env
 from _invoke import completed
-from _shop import HEADER, RULES_GATE
+from _shop import CONTRACT, HEADER, RULES_GATE
 from assay.store import MetricStore
 
 HERE = Path(__file__).parent
@@ -62,6 +62,13 @@ def workspace(root: Path) -> Path:
     (root / "checks" / "orders.yaml").write_text(DOCUMENT)
     (root / "checks" / "broken.yaml").write_text("kind: DatasetChecks\ndataset: {name: x\n")
     (root / "rules.csv").write_text(RULES_GATE)
+    (root / "empty").mkdir()
+    (root / "empty" / "2026-11-02.csv").write_text(HEADER + "\n")
+    (root / "contracts").mkdir()
+    (root / "contracts" / "placed.yaml").write_text(CONTRACT)
+    (root / "events").mkdir()
+    placed = [{"event_id": f"e{i}", "at": f"2026-11-02T0{i}:00:00Z", "amount": 10 * i} for i in range(5)]
+    (root / "events" / "2026-11-02.jsonl").write_text("".join(json.dumps(e) + "\n" for e in placed))
     for day in ("2026-11-01", "2026-11-02"):
         lines = [HEADER]
         for i in range(10):
@@ -117,17 +124,25 @@ def _same_run(payload: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in payload.items() if k not in ("run_id", "seconds", "document")}
 
 
-def test_the_check_operator_pushes_the_json_the_cli_writes(runs: Runs) -> None:
-    check = runs.tasks("assay_pipeline")["check_ok"]
+@pytest.mark.parametrize(
+    ("task", "document", "at", "now"),
+    [
+        ("check_ok", "checks/orders.yaml", "2026-11-01", "2026-11-01T07:00:00Z"),
+        ("check_events", "contracts/placed.yaml", "2026-11-02", "2026-11-02T23:00:00Z"),
+    ],
+)
+def test_the_check_operator_pushes_the_json_the_cli_writes(
+    runs: Runs, task: str, document: str, at: str, now: str
+) -> None:
+    check = runs.tasks("assay_pipeline")[task]
     assert check["state"] == "success"
-    doc = runs.before / "checks" / "orders.yaml"
     cli = completed(
-        "check", "run", str(doc), "--at", "2026-11-01", "--now", "2026-11-01T07:00:00Z",
+        "check", "run", str(runs.before / document), "--at", at, "--now", now,
         "--workspace", str(runs.before), "--fail-on", "error", "--json", "-",
     )  # fmt: skip
     assert cli.returncode == 0, cli.stderr
     assert _same_run(check["xcom"]) == _same_run(json.loads(cli.stdout))
-    assert check["xcom"]["outcomes"][0]["outcome"] == "passed"
+    assert {o["outcome"] for o in check["xcom"]["outcomes"]} == {"passed"}
 
 
 def test_fail_on_stops_the_downstream_task_not_the_other_branches(runs: Runs) -> None:
@@ -136,6 +151,7 @@ def test_fail_on_stops_the_downstream_task_not_the_other_branches(runs: Runs) ->
     assert runs.states("assay_pipeline") | {"bad_word": "-", "bad_document": "-"} == {
         "check_ok": "success",
         "after_ok": "success",
+        "check_events": "success",
         "check_fail": "failed",
         "after_fail": "upstream_failed",
         "check_nothing": "skipped",
@@ -145,6 +161,8 @@ def test_fail_on_stops_the_downstream_task_not_the_other_branches(runs: Runs) ->
         "gate": "success",
         "after_gate": "success",
         "profile": "success",
+        "gate_empty": "skipped",
+        "profile_empty": "skipped",
     }
     failed = tasks["check_fail"]
     assert failed["try_number"] == 1  # retries=2, none taken: the same load fails again
@@ -160,7 +178,11 @@ def test_a_run_that_evaluated_nothing_skips_the_task_and_its_downstream(runs: Ru
     assert nothing["state"] == "skipped"
     assert {o["outcome"] for o in nothing["xcom"]["outcomes"]} == {"skipped"}
     assert runs.states("assay_pipeline")["after_nothing"] == "skipped"
-    assert "assay: the run evaluated nothing (every expectation skipped or in error)" in runs.log
+    assert "reason='assay: the run evaluated nothing (every expectation skipped or in error)'" in runs.log
+    # the gate's nothing is an empty batch, the profile's a load without rows
+    for task, reason in (("gate_empty", "the batch has no rows"), ("profile_empty", "the load has no rows")):
+        assert runs.tasks("assay_pipeline")[task]["state"] == "skipped"
+        assert f"reason='assay: {reason}'" in runs.log  # Airflow's "Skipping task." line
 
 
 def test_a_users_mistake_fails_the_task_without_retry_with_the_cli_message(runs: Runs) -> None:

@@ -37,6 +37,14 @@ with DAG("assay_pipeline", schedule=None, start_date=dt.datetime(2026, 1, 1), ca
         skip_on_nothing=True,
     )
     check_nothing >> EmptyOperator(task_id="after_nothing")
+    # event contract files, as `check run` takes them
+    AssayCheckOperator(
+        task_id="check_events",
+        document=f"{WS}/contracts/placed.yaml",
+        at="2026-11-02",
+        now="2026-11-02T23:00:00Z",
+        fail_on="error",
+    )
     # the user's mistakes: the command's exit 2
     AssayCheckOperator(task_id="bad_word", document=DOC, fail_on="fatal", retries=2)
     AssayCheckOperator(task_id="bad_document", document=f"{WS}/checks/broken.yaml", retries=2)
@@ -52,3 +60,19 @@ with DAG("assay_pipeline", schedule=None, start_date=dt.datetime(2026, 1, 1), ca
         contributor_column="shop",
     ) >> EmptyOperator(task_id="after_gate")
     AssayProfileOperator(task_id="profile", input_file=f"{WS}/data/2026-11-02.csv", dataset="shop.profiled")
+    # a file of no rows: the gate and the profile evaluated nothing
+    empty = f"{WS}/empty/2026-11-02.csv"
+    AssayGateOperator(
+        task_id="gate_empty",
+        batch=empty,
+        rules=f"{WS}/rules.csv",
+        contributor="S1",
+        table="shop.empty",
+        key="order_id",
+        order="day",
+        contributor_column="shop",
+        skip_on_nothing=True,
+    )
+    AssayProfileOperator(
+        task_id="profile_empty", input_file=empty, dataset="shop.empty", skip_on_nothing=True
+    )
