@@ -23,7 +23,6 @@ from assay.errors import AssayError, ConfigError
 from assay.workspace import Workspace, store_url
 
 if TYPE_CHECKING:
-    from assay.platform.runs.driver import Retry
     from assay.store import MetricStore
 
 
@@ -115,14 +114,6 @@ class AssayOperator(BaseOperator):
 
         with MetricStore.open(store_url(self.store), workspace=space.root) as metric_store:
             yield metric_store
-
-
-def retry_of(retries: int, backoff: float) -> Retry:
-    """The driver's retries for ``run_retries`` and ``run_backoff`` (the commands' ``--retries``
-    and ``--backoff``)."""
-    from assay.platform.runs.driver import Retry
-
-    return Retry(retries + 1, backoff)
 
 
 def _task_error(error: AssayError) -> AirflowException:

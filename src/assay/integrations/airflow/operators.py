@@ -11,7 +11,7 @@ from typing import Any
 
 from airflow.sdk import Context
 
-from assay.integrations.airflow.base import AssayOperator, Finished, logical_date, retry_of
+from assay.integrations.airflow.base import AssayOperator, Finished, logical_date
 from assay.vocabulary import fail_on as parse_fail_on
 from assay.vocabulary import reached
 
@@ -158,6 +158,7 @@ class AssayGateOperator(AssayOperator):
         from assay.lake.writers import write_text
         from assay.platform.flows import gate
         from assay.platform.reading import read_options
+        from assay.platform.runs.driver import Retry
         from assay.platform.runs.gate import findings, gate_options
 
         threshold = parse_fail_on(self.fail_on)
@@ -181,7 +182,7 @@ class AssayGateOperator(AssayOperator):
                 options,
                 store=metric_store,
                 engine_factory=open_engine,
-                retry=retry_of(self.run_retries, self.run_backoff),
+                retry=Retry.after(self.run_retries, self.run_backoff),
             )
         payload = result.summary.to_dict()
         if self.summary is not None:
@@ -235,6 +236,7 @@ class AssayProfileOperator(AssayOperator):
         from assay.engine.registry import engine_factory
         from assay.platform.flows import profile
         from assay.platform.reading import read_options
+        from assay.platform.runs.driver import Retry
         from assay.platform.runs.profile import dataset_config, findings, load_day
 
         threshold = parse_fail_on(self.fail_on)
@@ -257,7 +259,7 @@ class AssayProfileOperator(AssayOperator):
                 config=lambda: dataset_config(space, self.dataset, self.config),  # read inside the run
                 read=read,
                 engine_factory=open_engine,
-                retry=retry_of(self.run_retries, self.run_backoff),
+                retry=Retry.after(self.run_retries, self.run_backoff),
             )
         payload = result.to_dict()
         found = findings(result)
