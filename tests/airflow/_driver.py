@@ -39,7 +39,7 @@ def outcome(dag: Any, run: Any) -> dict[str, Any]:
         rows = session.scalars(XComModel.get_many(run_id=run.run_id, dag_ids=dag.dag_id, key="return_value"))
         for row in rows:
             tasks[row.task_id]["xcom"] = XComModel.deserialize_value(row)
-    return {"state": str(run.state), "logical_date": str(run.logical_date), "tasks": tasks}
+    return {"state": str(run.state), "run_after": run.run_after.isoformat(), "tasks": tasks}
 
 
 def resolve_when_deferred(found: dict[str, Any]) -> threading.Thread:
@@ -118,6 +118,7 @@ def main(out: Path) -> None:
     test("assay_waits", "wait_resolved", logical_date=LOGICAL)
     thread.join(5)
     results["watcher"] = watcher
+    test("assay_waits", "no_logical_date", logical_date=None)
     os.environ["ASSAY_FAIL_ATTEMPTS"] = "1"
     test("assay_waits", "retry", logical_date=LOGICAL)
     del os.environ["ASSAY_FAIL_ATTEMPTS"]

@@ -173,6 +173,12 @@ def test_fail_on_stops_the_downstream_task_not_the_other_branches(runs: Runs) ->
     assert f"AirflowFailException: assay: {reached}" in runs.log
 
 
+def test_without_a_logical_date_the_run_is_at_the_dag_runs_run_after(runs: Runs) -> None:
+    check = runs.tasks("assay_no_logical_date")["check"]
+    assert check["state"] == "success"
+    assert check["xcom"]["at"] == runs.found["assay_no_logical_date"]["run_after"]
+
+
 def test_a_run_that_evaluated_nothing_skips_the_task_and_its_downstream(runs: Runs) -> None:
     nothing = runs.tasks("assay_pipeline")["check_nothing"]
     assert nothing["state"] == "skipped"

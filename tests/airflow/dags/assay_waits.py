@@ -23,6 +23,10 @@ with DAG("assay_wait_resolved", schedule=None, start_date=START, catchup=False) 
     waiting = AssayIncidentSensor(task_id="deferred", dataset="shop.orders", poke_interval=0.1, timeout=30)
     waiting >> AssayIncidentSensor(task_id="poking", dataset="shop.orders", deferrable=False, timeout=5)
 
+# run without a logical date (dag.test(logical_date=None), as a manual run may be): `at` is its run_after
+with DAG("assay_no_logical_date", schedule=None, start_date=START, catchup=False) as no_logical_date:
+    AssayCheckOperator(task_id="check", document=f"{WS}/checks/orders.yaml")
+
 # a system error (ASSAY_FAIL_ATTEMPTS=1 fails the run's first measure): Airflow retries the task
 with DAG("assay_retry", schedule=None, start_date=START, catchup=False) as retry:
     AssayCheckOperator(
