@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import doctest
 import importlib
+import io
 import json
 import os
 import sys
@@ -21,7 +22,7 @@ import threading
 import time
 from datetime import UTC
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 LOGICAL = dt.datetime(2026, 11, 2, tzinfo=UTC)
 
@@ -42,10 +43,29 @@ def outcome(dag: Any, run: Any) -> dict[str, Any]:
     return {"state": str(run.state), "run_after": run.run_after.isoformat(), "tasks": tasks}
 
 
+class Watched(io.TextIOBase):
+    """This process's stdout, where Airflow's logs go, that also tells when a line holding
+    ``marker`` went by (the trigger's log of a poll that found the incident open)."""
+
+    def __init__(self, out: TextIO, marker: str) -> None:
+        self.out, self.marker, self.seen = out, marker, threading.Event()
+
+    def write(self, text: str) -> int:
+        if self.marker in text:
+            self.seen.set()
+        return self.out.write(text)
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
+STDOUT = Watched(sys.stdout, "poll 1: shop.orders still has 1 unresolved incident(s)")
+
+
 def resolve_when_deferred(found: dict[str, Any]) -> threading.Thread:
     """A thread that waits until the sensor is deferred, its trigger registered in Airflow's
-    database (one more trigger row than when it started), then resolves the dataset's incidents
-    through assay, while the trigger polls."""
+    database (one more trigger row than when it started) and its first poll logged finding the
+    incident open, then resolves the dataset's incidents through assay, while the trigger polls."""
     from airflow.models.trigger import Trigger
     from airflow.utils.session import create_session
 
@@ -65,6 +85,8 @@ def resolve_when_deferred(found: dict[str, Any]) -> threading.Thread:
         from assay.platform.incidents import resolve
         from assay.store import MetricStore
 
+        if not STDOUT.seen.wait(60):  # Airflow's log line, not a time for the trigger to get there
+            return
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if triggers() > before:
@@ -97,6 +119,7 @@ def doctests() -> dict[str, int]:
 
 
 def main(out: Path) -> None:
+    sys.stdout = STDOUT  # before Airflow's first import: its logs are written where stdout was then
     from airflow.utils import db
 
     db.initdb()

@@ -243,6 +243,7 @@ def test_the_sensor_succeeds_when_the_incident_is_resolved_while_it_waits(runs: 
     assert runs.states("assay_wait_resolved") == {"deferred": "success", "poking": "success"}
     event = runs.tasks("assay_wait_resolved")["deferred"]["xcom"]
     assert (event["status"], event["dataset"]) == ("resolved", "shop.orders")
+    assert event["polls"] >= 2  # the first found it open
     with MetricStore.open(workspace=runs.workspace) as store:
         assert store.incident(resolved).state == "resolved"
 

@@ -39,6 +39,7 @@ class AssayIncidentTrigger(BaseTrigger):
                     {"status": "resolved", "polls": polls, **self.wait}
                 )
                 return
+            self.log.info("poll %d: %s", polls, wait.describe(unresolved))  # the triggerer's log
             if time.time() >= self.deadline:
                 yield TriggerEvent(  # type: ignore[no-untyped-call]
                     {"status": "timeout", "unresolved": unresolved, **self.wait}
