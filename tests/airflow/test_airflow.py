@@ -229,7 +229,7 @@ def test_the_profile_operator_profiles_the_logical_dates_load(runs: Runs) -> Non
 def test_the_sensor_times_out_on_an_open_incident_deferred_or_poking(runs: Runs) -> None:
     assert runs.states("assay_wait_open") == {"deferred": "failed", "poking": "failed"}
     shown = (
-        r"AirflowSensorTimeout: assay: waited 1 s and shop\.orders{} still has 1 unresolved "
+        r"AirflowSensorTimeout: assay: waited 0\.5 s and shop\.orders{} still has 1 unresolved "
         r"incident\(s\): \w{{8}} no-negative-amounts open"
     )
     assert re.search(shown.format(r" \(no-negative-amounts\)"), runs.log)  # the deferred one

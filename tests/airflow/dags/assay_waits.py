@@ -14,7 +14,7 @@ START = dt.datetime(2026, 1, 1)
 
 # the incident check_fail opened is open: both ways of waiting time out
 with DAG("assay_wait_open", schedule=None, start_date=START, catchup=False) as wait_open:
-    waiting = {"dataset": "shop.orders", "poke_interval": 0.2, "timeout": 1}
+    waiting = {"dataset": "shop.orders", "poke_interval": 0.1, "timeout": 0.5}
     AssayIncidentSensor(task_id="deferred", expectation="no-negative-amounts", **waiting)
     AssayIncidentSensor(task_id="poking", deferrable=False, **waiting)
 
