@@ -219,6 +219,7 @@ def test_the_gate_operator_pushes_rows_committed_and_quarantined(runs: Runs) -> 
     assert (gate["table"], gate["total"], gate["passed"], gate["quarantined"]) == ("shop.gated", 10, 9, 1)
     assert Path(gate["quarantine_file"]).is_file()
     assert gate["rules"]["R01"]["failed"] == 1
+    assert json.loads((runs.workspace / "summaries" / "gate.json").read_text()) == gate  # --summary
 
 
 def test_the_profile_operator_profiles_the_logical_dates_load(runs: Runs) -> None:

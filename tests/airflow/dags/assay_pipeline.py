@@ -58,6 +58,7 @@ with DAG("assay_pipeline", schedule=None, start_date=dt.datetime(2026, 1, 1), ca
         key="order_id",
         order="day",
         contributor_column="shop",
+        summary=f"{WS}/summaries/gate.json",
     ) >> EmptyOperator(task_id="after_gate")
     AssayProfileOperator(task_id="profile", input_file=f"{WS}/data/2026-11-02.csv", dataset="shop.profiled")
     # a file of no rows: the gate and the profile evaluated nothing
