@@ -161,6 +161,7 @@ def test_fail_on_stops_the_downstream_task_not_the_other_branches(runs: Runs) ->
         "gate": "success",
         "after_gate": "success",
         "profile": "success",
+        "gate_strict": "failed",
         "gate_empty": "skipped",
         "profile_empty": "skipped",
     }
@@ -220,6 +221,10 @@ def test_the_gate_operator_pushes_rows_committed_and_quarantined(runs: Runs) -> 
     assert Path(gate["quarantine_file"]).is_file()
     assert gate["rules"]["R01"]["failed"] == 1
     assert json.loads((runs.workspace / "summaries" / "gate.json").read_text()) == gate  # --summary
+    strict = runs.tasks("assay_pipeline")["gate_strict"]
+    assert (strict["try_number"], strict["xcom"]["quarantined"]) == (1, 1)
+    reached = "fail_on=critical reached: 1 row(s) quarantined (critical)"
+    assert f"AirflowFailException: assay: {reached}" in runs.log
 
 
 def test_the_profile_operator_profiles_the_logical_dates_load(runs: Runs) -> None:

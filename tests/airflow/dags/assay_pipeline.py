@@ -61,6 +61,19 @@ with DAG("assay_pipeline", schedule=None, start_date=dt.datetime(2026, 1, 1), ca
         summary=f"{WS}/summaries/gate.json",
     ) >> EmptyOperator(task_id="after_gate")
     AssayProfileOperator(task_id="profile", input_file=f"{WS}/data/2026-11-02.csv", dataset="shop.profiled")
+    # the same batch, stricter: a row quarantined is a critical finding
+    AssayGateOperator(
+        task_id="gate_strict",
+        batch=f"{WS}/data/2026-11-02.csv",
+        rules=f"{WS}/rules.csv",
+        contributor="S1",
+        table="shop.strict",
+        key="order_id",
+        order="day",
+        contributor_column="shop",
+        fail_on="critical",
+        retries=2,
+    )
     # a file of no rows: the gate and the profile evaluated nothing
     empty = f"{WS}/empty/2026-11-02.csv"
     AssayGateOperator(
