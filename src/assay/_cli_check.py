@@ -112,20 +112,6 @@ def _problems(error: DocumentError, where: str, form: str) -> NoReturn:
     raise typer.Exit(2) from error
 
 
-def _event_files(doc: Path, more: list[Path] | None) -> list[Path] | None:
-    """The event contract files of a command (DOC says kind: EventContract), or None for a check
-    document; several files are for event contracts only."""
-    from assay.platform.events.document import is_event_contract
-
-    if is_event_contract(doc):
-        return [doc, *(more or [])]
-    if more:
-        raise ConfigError(
-            f"several files at once are event contracts only; {doc} is not one (kind: EventContract)"
-        )
-    return None
-
-
 def _load_events(files: list[Path], form: str = "text") -> Any:
     """The events of contract files, or exit 2 with every mistake on its own line."""
     from assay.platform.events.document import ContractError
@@ -167,11 +153,12 @@ def check_validate(
     """Check DOC without reading any data; exit 2 listing every mistake as file:line:col: message.
     With a workspace (when its folder exists), DOC's notify routes are checked against the
     channels of its assay.yaml, as check run checks them."""
+    from assay.platform.events.document import event_files
     from assay.platform.reports.github import annotation
     from assay.platform.runs.check import notify_config
 
     try:
-        files = _event_files(doc, more)
+        files = event_files(doc, more)
         if files is not None:
             _validate_events(files, json_out, form)
             return
@@ -261,12 +248,13 @@ def check_run(
     completed, 1 --fail-on reached, 2 invalid document, 3 system error."""
     from assay._render import progress
     from assay.platform.checks.outcomes import failing_severities
+    from assay.platform.events.document import event_files
     from assay.platform.runs.check import run_document
     from assay.store import MetricStore
 
     with junit_errors(junit, str(doc), "check run") as started:
         parse_fail_on(fail_on, nothing=True)  # a wrong word stops the command before anything runs
-        files = _event_files(doc, more)
+        files = event_files(doc, more)
         if files is not None:
             options = {"at": at, "now": now, "only": tuple(only or ()), "dry_run": dry_run}
             _run_events(
@@ -324,11 +312,10 @@ def _run_events(
     are ``--json``, ``--junit`` and the command's start."""
     from assay._render import progress
     from assay.platform.checks.outcomes import failing_severities
-    from assay.platform.runs.event import run_events
+    from assay.platform.runs.event import duckdb_only, events_payload, run_events
     from assay.store import MetricStore
 
-    if engine.strip().lower() != "duckdb":
-        raise ConfigError(f"event contracts run on the DuckDB engine, not on {engine}")
+    duckdb_only(engine)
     found = _load_events(files)  # every mistake of the files, each with its place, before anything opens
     space = Workspace(workspace)
     space.ensure()
@@ -339,7 +326,7 @@ def _run_events(
         results = run_events(found, store=metric_store, workspace=space, **options)
     payloads = [r.to_dict() for r in results]
     json_out = reports[0]
-    _reports(payloads[0] if len(payloads) == 1 else {"events": payloads}, *reports)
+    _reports(events_payload(results), *reports)
     if json_out != "-":
         for payload in payloads:
             print_run(payload)

@@ -128,7 +128,7 @@ def retry_of(retries: int, backoff: float) -> Any:
     """The driver's :class:`~assay.platform.runs.driver.Retry` for ``--retries`` and ``--backoff``."""
     from assay.platform.runs.driver import Retry
 
-    return Retry(retries + 1, backoff)
+    return Retry.after(retries, backoff)
 
 
 out = _terminal_out

@@ -40,9 +40,9 @@ from assay._cli_reading import (
     QuoteOption,
     TypesOption,
 )
-from assay._cli_reading import read_options as _read_options
 from assay._terminal import visible
 from assay.errors import ConfigError
+from assay.platform.reading import read_options
 from assay.vocabulary import fail_on as parse_fail_on
 from assay.vocabulary import reached
 from assay.workspace import Workspace, store_url
@@ -194,7 +194,7 @@ def dqdl_run(
     with junit_errors(junit, dataset or data, "dqdl run") as started:
         threshold = parse_fail_on(fail_on)
         references = _references(ref or [])
-        read = _read_options(null_value, delimiter, quote, no_header, encoding, decimal_comma, schema)
+        read = read_options(null_value, delimiter, quote, no_header, encoding, decimal_comma, schema)
         open_engine = engine_factory(engine, master=spark_master)  # a wrong name fails before any reading
         space = Workspace(workspace)
         metric_store = None

@@ -36,9 +36,9 @@ from assay._cli_reading import (
     NullValueOption,
     QuoteOption,
 )
-from assay._cli_reading import read_options as _read_options
-from assay.vocabulary import RuleSeverity, reached
+from assay.platform.reading import read_options
 from assay.vocabulary import fail_on as parse_fail_on
+from assay.vocabulary import reached
 from assay.workspace import Workspace, store_url
 
 table_app = typer.Typer(help="Tables committed through the gate.", no_args_is_help=True)
@@ -110,7 +110,7 @@ def gate(
     from assay._render import print_gate, progress
     from assay.engine.registry import engine_factory
     from assay.platform.flows import gate as run_gate
-    from assay.platform.runs.gate import GateOptions, gate_table
+    from assay.platform.runs.gate import findings, gate_options
     from assay.store import MetricStore
 
     with junit_errors(junit, table or str(batch), "gate"):
@@ -118,21 +118,18 @@ def gate(
         open_engine = engine_factory(engine, master=spark_master)
         space = Workspace(workspace)
         space.ensure()
-        chosen = gate_table(
-            space, table=table, key=key, order=order, contributor_column=contributor_column, schema=schema
-        )
-        options = GateOptions(
+        options = gate_options(
+            space,
             batch=batch,
             rules=rules,
             contributor=contributor,
             contributor_type=contributor_type,
-            workspace=space.root,
-            table=chosen.table,
-            key=chosen.key,
-            order=chosen.order,
-            contributor_column=chosen.contributor_column,
-            schema=chosen.schema,
-            read=_read_options(null_value, delimiter, quote, no_header, encoding, decimal_comma),
+            table=table,
+            key=key,
+            order=order,
+            contributor_column=contributor_column,
+            schema=schema,
+            read=read_options(null_value, delimiter, quote, no_header, encoding, decimal_comma),
         )
         with (
             MetricStore.open(store_url(store), workspace=space.root) as metric_store,
@@ -152,9 +149,7 @@ def gate(
             _write_json("-", payload)
         else:
             print_gate(out, result)
-        # rows quarantined are a critical rule's failure, rows warned (or a dataset rule failed) a warning's
-        found = {RuleSeverity.CRITICAL: result.critical_failures, RuleSeverity.WARNING: result.warnings}
-        if reached((rule.severity for rule, hit in found.items() if hit), threshold):
+        if reached(findings(result), threshold):
             raise typer.Exit(1)
 
 

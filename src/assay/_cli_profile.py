@@ -8,7 +8,7 @@ Imported by :mod:`assay.cli`, which registers the commands; the work is in
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -34,30 +34,11 @@ from assay._cli_reading import (
     QuoteOption,
     TypesOption,
 )
-from assay._cli_reading import read_options as _read_options
 from assay.errors import ConfigError
-from assay.vocabulary import AlertLevel, reached
+from assay.platform.reading import read_options
 from assay.vocabulary import fail_on as parse_fail_on
+from assay.vocabulary import reached
 from assay.workspace import Workspace, store_url
-
-
-def _dataset_config(space: Workspace, dataset: str, config: Path | None) -> Any:
-    from assay.monitor import DatasetConfig
-    from assay.platform.checks.settings import load_config
-
-    if config is not None:
-        return load_config(config)
-    document = space.document_for(dataset)  # the workspace's one rule
-    return load_config(document) if document is not None else DatasetConfig()
-
-
-def _day(text: str, option: str) -> Any:
-    from datetime import date
-
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise ConfigError(f"{option}: '{text}' is not a date such as 2026-01-31") from None
 
 
 def profile_command(
@@ -110,11 +91,12 @@ def profile_command(
     from assay._render import print_profile, progress
     from assay.engine.registry import engine_factory
     from assay.platform.flows import profile
+    from assay.platform.runs.profile import dataset_config, findings, load_day
     from assay.store import MetricStore
 
     threshold = parse_fail_on(fail_on)
-    day = _day(load_date, "--load-date")
-    read = _read_options(null_value, delimiter, quote, no_header, encoding, decimal_comma, schema)
+    day = load_day(load_date, "--load-date")
+    read = read_options(null_value, delimiter, quote, no_header, encoding, decimal_comma, schema)
     open_engine = engine_factory(engine, master=spark_master)
     space = Workspace(workspace)
     space.ensure()
@@ -129,7 +111,7 @@ def profile_command(
             store=metric_store,
             workspace=space.root,
             window=window,
-            config=lambda: _dataset_config(space, dataset, config),  # read inside the run, recorded
+            config=lambda: dataset_config(space, dataset, config),  # read inside the run, recorded
             read=read,
             engine_factory=open_engine,
             retry=retry_of(retries, backoff),
@@ -147,7 +129,7 @@ def profile_command(
         _write_json("-", result.to_dict())
     else:
         print_profile(out, result)
-    if reached((AlertLevel(a.severity).severity for a in result.alerts), threshold):
+    if reached(findings(result), threshold):
         raise typer.Exit(1)
 
 
@@ -172,11 +154,12 @@ def history_command(
     """Show a metric's stored series with the band each load was judged against."""
     from assay._render import print_history
     from assay.monitor import default_metric, history
+    from assay.platform.runs.profile import dataset_config
     from assay.store import MetricStore
 
     space = Workspace(workspace)
     space.existing(store_url(store))
-    blanks = _dataset_config(space, dataset, None).null_rate.blanks
+    blanks = dataset_config(space, dataset, None).null_rate.blanks
     with MetricStore.open(store_url(store), workspace=space.root) as metric_store:
         points = history(metric_store, dataset, column=column, metric=metric, blanks=blanks)
     name = f"{dataset} {column + ' ' if column else ''}{metric or default_metric(column)}"

@@ -1,5 +1,6 @@
 """How the commands that read a data file (``dqdl run``, ``gate``, ``profile``) read it: their
-"Reading input files" options, spelled once, and the one value they make (docs/reading.md).
+"Reading input files" options, spelled once (docs/reading.md); the one value they make is
+:func:`assay.platform.reading.read_options`'s.
 
 Imported by :mod:`assay._cli_dqdl`, :mod:`assay._cli_gate` and :mod:`assay._cli_profile`.
 """
@@ -7,7 +8,7 @@ Imported by :mod:`assay._cli_dqdl`, :mod:`assay._cli_gate` and :mod:`assay._cli_
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -54,31 +55,3 @@ TypesOption = Annotated[
         rich_help_panel=_READING,
     ),
 ]
-
-
-def read_options(
-    null_value: list[str] | None,
-    delimiter: str | None,
-    quote: str | None,
-    no_header: bool,
-    encoding: str,
-    decimal_comma: bool,
-    schema: Path | None = None,
-) -> Any:
-    """The reading options as one ReadOptions value (imported late: ``--help`` stays fast)."""
-    from assay.lake.readers import ReadOptions
-
-    types = None
-    if schema is not None:
-        from assay.gate.schema import load_schema
-
-        types = load_schema(schema)
-    return ReadOptions(
-        nulls=tuple(null_value or ()),
-        delimiter=delimiter,
-        quote=quote,
-        header=not no_header,
-        encoding=encoding,
-        decimal_comma=decimal_comma,
-        types=types,
-    )

@@ -146,17 +146,37 @@ def failing_severities(result: CheckResult, threshold: str) -> bool:
     alert of that level was raised (a hard alert is ``critical``, a soft one ``warning``, as
     ``assay profile --fail-on`` reads them), or, when ``threshold`` holds ``nothing``, whether
     the run evaluated nothing (:func:`evaluated_nothing`)."""
-    from assay.vocabulary import AlertLevel, Severity, fail_on, fails_on_nothing, reached
+    return bool(failures(result, threshold))
 
+
+def failures(result: CheckResult, threshold: str) -> list[str]:
+    """What reached ``threshold`` (:func:`failing_severities`), one phrase each, for the
+    orchestrators that name why a task failed.
+
+    >>> failed = {"expectation": "volume", "outcome": "failed", "mode": "enforce", "severity": "error"}
+    >>> result = CheckResult("r1", "d.yaml", "orders", "2026-11-02", datetime.now(), False, outcomes=[failed])
+    >>> failures(result, "error"), failures(result, "critical"), failures(result, "nothing")
+    (['volume failed (error)'], [], [])
+    """
+    from assay.vocabulary import AlertLevel, Severity, fail_on, fails_on_nothing
+
+    level = fail_on(threshold, nothing=True)
     found = [
-        Severity(o["severity"])
+        (Severity(o["severity"]), f"{o['expectation']} failed ({o['severity']})")
         for o in result.outcomes
         if o["outcome"] == Outcome.FAILED.value and o["mode"] == "enforce"
     ]
-    found += [AlertLevel(a["severity"]).severity for a in result.drift or ()]
+    found += [
+        (
+            AlertLevel(a["severity"]).severity,
+            f"drift {a['kind']} on {a.get('column') or 'the load'} ({a['severity']})",
+        )
+        for a in result.drift or ()
+    ]
+    named = [text for severity, text in found if level is not None and severity.reaches(level)]
     if fails_on_nothing(threshold) and evaluated_nothing(result.outcomes):
-        return True
-    return reached(found, fail_on(threshold, nothing=True))
+        named.insert(0, "the run evaluated nothing (every expectation skipped or in error)")
+    return named
 
 
 def evaluated_nothing(outcomes: Sequence[Mapping[str, Any]]) -> bool:

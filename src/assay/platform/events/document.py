@@ -71,6 +71,18 @@ def is_event_contract(path: Path) -> bool:
     return bool(re.search(rf"^kind:\s*['\"]?{KIND}['\"]?\s*(#.*)?$", head, re.MULTILINE))
 
 
+def event_files(doc: Path, more: Sequence[Path] | None) -> list[Path] | None:
+    """The event contract files of a ``check run`` (DOC says kind: EventContract), or None for a
+    check document; several files are for event contracts only."""
+    if is_event_contract(doc):
+        return [doc, *(more or [])]
+    if more:
+        raise ConfigError(
+            f"several files at once are event contracts only; {doc} is not one (kind: EventContract)"
+        )
+    return None
+
+
 def parse_located(text: str, *, file: Path) -> list[Loaded]:
     """The contracts of one file, each with its positions; a file of several YAML documents
     (``---``) holds several contracts."""
@@ -178,4 +190,4 @@ def _unique(problems: list[Problem]) -> list[Problem]:
     return out
 
 
-__all__ = ["ContractError", "Loaded", "is_event_contract", "parse_file", "parse_located"]
+__all__ = ["ContractError", "Loaded", "event_files", "is_event_contract", "parse_file", "parse_located"]

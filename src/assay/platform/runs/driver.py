@@ -115,6 +115,15 @@ class Retry:
     backoff: float = 0.0
     sleep: Callable[[float], None] = clock.sleep
 
+    @classmethod
+    def after(cls, retries: int, backoff: float) -> Retry:
+        """The commands' ``--retries`` (tries after the first) and ``--backoff``.
+
+        >>> Retry.after(2, 0.5).attempts
+        3
+        """
+        return cls(retries + 1, backoff)
+
 
 @dataclass(frozen=True)
 class Failed:

@@ -351,4 +351,16 @@ def run_events(found: Mapping[str, EventSpec], **options: Any) -> list[EventResu
     return [run.run() for run in runs]
 
 
-__all__ = ["EventRun", "run_event", "run_events"]
+def duckdb_only(engine: str) -> None:
+    """Event contracts run on DuckDB: any other engine named is the user's mistake."""
+    if engine.strip().lower() != "duckdb":
+        raise ConfigError(f"event contracts run on the DuckDB engine, not on {engine}")
+
+
+def events_payload(results: Sequence[EventResult]) -> dict[str, Any]:
+    """The JSON of a ``check run`` of event contracts: one event's run, or ``{"events": [...]}``."""
+    payloads = [r.to_dict() for r in results]
+    return payloads[0] if len(payloads) == 1 else {"events": payloads}
+
+
+__all__ = ["EventRun", "duckdb_only", "events_payload", "run_event", "run_events"]

@@ -54,7 +54,7 @@ from assay.gate.summary import Group, Summary
 from assay.lake import storage
 from assay.lake.iceberg import Warehouse
 from assay.lake.quarantine import quarantine_path
-from assay.lake.readers import Registered
+from assay.lake.readers import ReadOptions, Registered
 from assay.lake.storage import origin
 from assay.platform.alerts import Alerting, Routing
 from assay.platform.runs.dqdl import Evaluation
@@ -62,13 +62,14 @@ from assay.platform.runs.driver import Driver, Flow, Settlement, Snapshot, requi
 from assay.platform.runs.run import Input
 from assay.rules import control
 from assay.store import OutcomeRecord
+from assay.vocabulary import RuleSeverity, Severity
 from assay.workspace import Workspace
 
 if TYPE_CHECKING:
     from assay.engine import Engine
     from assay.store import MetricStore
 
-__all__ = ["GateOptions", "GateResult", "GateRun", "gate_table", "settings"]
+__all__ = ["GateOptions", "GateResult", "GateRun", "findings", "gate_options", "gate_table", "settings"]
 
 
 def settings(workspace: Workspace, table: str) -> tuple[Path | None, GateConfig | None, list[str]]:
@@ -128,6 +129,53 @@ def gate_table(
         contributor_column=contributor_column,
         schema=schema,
     )
+
+
+def gate_options(
+    workspace: Workspace,
+    *,
+    batch: Path | str,
+    rules: Path | str,
+    contributor: str,
+    contributor_type: str | None = None,
+    table: str | None = None,
+    key: str | None = None,
+    order: str | None = None,
+    contributor_column: str | None = None,
+    schema: Path | str | None = None,
+    read: ReadOptions | None = None,
+) -> GateOptions:
+    """What ``assay gate`` (and the Airflow operator) asks of one run, as the gate takes it: the
+    table and its columns each from its argument, else from the table's document
+    (:func:`gate_table`)."""
+    chosen = gate_table(
+        workspace,
+        table=table,
+        key=key,
+        order=order,
+        contributor_column=contributor_column,
+        schema=None if schema is None else Path(schema),
+    )
+    return GateOptions(
+        batch=Path(batch),
+        rules=Path(rules),
+        contributor=contributor,
+        contributor_type=contributor_type,
+        workspace=workspace.root,
+        table=chosen.table,
+        key=chosen.key,
+        order=chosen.order,
+        contributor_column=chosen.contributor_column,
+        schema=chosen.schema,
+        read=read or ReadOptions(),
+    )
+
+
+def findings(result: GateResult) -> list[Severity]:
+    """What a gate run found on ``--fail-on``'s scale: rows quarantined are a critical rule's
+    failure, rows warned (or a dataset rule failed) a warning's."""
+    found = {RuleSeverity.CRITICAL: result.critical_failures, RuleSeverity.WARNING: result.warnings}
+    return [rule.severity for rule, hit in found.items() if hit]
 
 
 @dataclass

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay import monitor
 from assay.engine import Engine
+from assay.errors import ConfigError
 from assay.lake import checksum as checksums
 from assay.lake import storage
 from assay.lake.storage import origin
@@ -46,7 +47,7 @@ from assay.platform.alerts import Alerting, Routing
 from assay.platform.baselines import profile_holds
 from assay.platform.runs.driver import Driver, Flow, Retry, Settlement, required
 from assay.platform.runs.run import Input
-from assay.vocabulary import RunState
+from assay.vocabulary import AlertLevel, RunState, Severity
 from assay.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -195,3 +196,36 @@ def profile(
         return Driver(store=store, workspace=Workspace(workspace), retry=retry).run(flow)
     finally:
         flow.cancel()
+
+
+def dataset_config(workspace: Workspace, dataset: str, config: Path | str | None = None) -> Any:
+    """A dataset's settings for its profile: the file ``config`` names, else its document in the
+    workspace (:meth:`Workspace.document_for`), else the defaults."""
+    from assay.monitor import DatasetConfig
+    from assay.platform.checks.settings import load_config
+
+    if config is not None:
+        return load_config(Path(config))
+    document = workspace.document_for(dataset)  # the workspace's one rule
+    return load_config(document) if document is not None else DatasetConfig()
+
+
+def load_day(text: str, option: str) -> date:
+    """A load's date as ``--load-date`` gives it; a ConfigError naming ``option`` otherwise.
+
+    >>> load_day("2026-01-31", "--load-date")
+    datetime.date(2026, 1, 31)
+    >>> load_day("31/01", "load_date")
+    Traceback (most recent call last):
+    ...
+    assay.errors.ConfigError: load_date: '31/01' is not a date such as 2026-01-31
+    """
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise ConfigError(f"{option}: '{text}' is not a date such as 2026-01-31") from None
+
+
+def findings(result: monitor.ProfileResult) -> list[Severity]:
+    """A profile's alerts on ``--fail-on``'s scale: a hard alert is critical, a soft one a warning."""
+    return [AlertLevel(a.severity).severity for a in result.alerts]
