@@ -16,14 +16,28 @@ from assay.errors import ConfigError
 
 def write_text(path: Path, text: str, *, before_rename: Callable[[], None] | None = None) -> None:
     """Write ``text`` to ``path`` (UTF-8) whole or not at all, through a ``.partial`` file renamed
-    into place: a half-written ruleset, document or JSON report must never be read. A failure is
-    a ConfigError naming the path. ``before_rename`` runs between the two (the crash tests' point).
+    into place: a half-written ruleset, document or JSON report must never be read. A symbolic
+    link is followed; a device or a pipe is written as it is. A failure is a ConfigError naming
+    the path. ``before_rename`` runs between the two (the crash tests' point).
 
     >>> import tempfile
     >>> out = Path(tempfile.mkdtemp()) / "sub" / "a.txt"
     >>> write_text(out, "x"); out.read_text()
     'x'
     """
+    if path.is_dir():
+        raise ConfigError(f"{path}: cannot write: it is a folder; name a file")
+    if path.is_symlink():
+        path = path.resolve()  # the link stays; what it names is written
+    if path.exists() and not path.is_file():
+        # a device or a pipe (``--json /dev/stdout``, ``--junit /dev/null``): a rename would
+        # replace it with a file, so it is written as it is (there is nothing to read half of)
+        try:
+            with path.open("w", encoding="utf-8") as stream:
+                stream.write(text)
+        except OSError as error:
+            raise ConfigError(f"{path}: cannot write: {error.strerror}") from None
+        return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(path.name + ".partial")
