@@ -53,6 +53,7 @@ class Layer:
     dataset: str
     first_seen: datetime
     last_seen: datetime
+    evaluated_at: datetime
     passes: int = 0
     run_ids: list[str] = field(default_factory=list)
 
@@ -102,7 +103,7 @@ class LineageRecords:
     # --- incident layers ------------------------------------------------------------------------------
 
     def incident_layers(self: _Store, incident_id: str) -> list[Layer]:
-        """The layers of an incident, in the order they joined it."""
+        """The layers of an incident, by their first failure (then by name)."""
         layers = schema.incident_layers
         query = (
             sa.select(layers, schema.datasets.c.name.label("dataset"))
@@ -118,7 +119,11 @@ class LineageRecords:
         layers, incidents = schema.incident_layers, schema.incidents
         query = (
             sa.select(layers, schema.datasets.c.name.label("dataset"))
-            .select_from(layers.join(schema.datasets).join(incidents))
+            .select_from(
+                layers.join(schema.datasets, layers.c.dataset_id == schema.datasets.c.id).join(
+                    incidents, layers.c.incident_id == incidents.c.id
+                )
+            )
             .where(schema.datasets.c.name.in_(list(datasets)), incidents.c.state != "resolved")
             .order_by(layers.c.first_seen)
         )
@@ -131,6 +136,7 @@ class LineageRecords:
         values = {
             "first_seen": layer.first_seen,
             "last_seen": layer.last_seen,
+            "evaluated_at": layer.evaluated_at,
             "passes": layer.passes,
             "run_ids": list(layer.run_ids),
         }
@@ -164,6 +170,7 @@ def _layer(row: Any) -> Layer:
         dataset=row["dataset"],
         first_seen=row["first_seen"],
         last_seen=row["last_seen"],
+        evaluated_at=row["evaluated_at"],
         passes=row["passes"],
         run_ids=list(row["run_ids"] or []),
     )

@@ -655,8 +655,8 @@ lineage_edges = sa.Table(
 )
 
 # The datasets one incident spans (docs/lineage.md): the one it opened on and each connected
-# dataset whose same failure joined it, with when it failed first and last, the runs that
-# failed, and its passes in a row since (the incident resolves when every layer has enough).
+# dataset whose same failure joined it, with when it failed first and last, its last evaluation
+# (a re-run of it changes nothing), the runs that failed, and its passes in a row since (the incident resolves when every layer has enough).
 incident_layers = sa.Table(
     "incident_layers",
     metadata,
@@ -664,6 +664,7 @@ incident_layers = sa.Table(
     sa.Column("dataset_id", sa.Integer, sa.ForeignKey("datasets.id"), nullable=False),
     sa.Column("first_seen", UTCDateTime, nullable=False),
     sa.Column("last_seen", UTCDateTime, nullable=False),
+    sa.Column("evaluated_at", UTCDateTime, nullable=False),
     sa.Column("passes", sa.Integer, nullable=False, server_default="0"),
     sa.Column("run_ids", sa.JSON, nullable=False),
     sa.PrimaryKeyConstraint("incident_id", "dataset_id"),

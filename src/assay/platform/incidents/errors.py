@@ -52,7 +52,7 @@ def errors(
                 "run_id": run_id,
             },
             route=context.route,
-            facts=context.facts(str(outcome), item.get("severity"), expectation),
+            facts=context.facts(str(outcome), item.get("severity"), expectation, str(outcome)),
             day=at.date(),
             now=now,
         )
@@ -85,7 +85,7 @@ def run_error(
         message=message,
         payload={"id": str(uuid.uuid5(NAMESPACE, f"{kind}/{run_id}")), "message": message, "run_id": run_id},
         route=route,
-        facts=Facts(kind, None, dataset, None, tags, tier, flow),
+        facts=Facts(kind, None, dataset, None, tags, tier, flow, kind),
         day=now.date(),
         now=now,
     )

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from typing import Any
 
+from assay.platform.incidents import layers
 from assay.platform.incidents.errors import errors
 from assay.platform.incidents.keys import (
     _RANK,
@@ -18,6 +19,7 @@ from assay.platform.incidents.keys import (
     Evaluation,
     evaluations,
 )
+from assay.platform.lineage.graph import downstream
 from assay.store.incidents import IncidentRecord
 
 
@@ -36,11 +38,24 @@ def judge(
     latest = store.latest_incidents(context.dataset)
     for evaluation in evaluations(outcomes, context):
         found = latest.get(evaluation.key)
+        if found is None or found.state == "resolved":
+            shared = layers.layered(store, evaluation, context)
+            if shared is not None:  # another dataset's incident: this failure is one of its layers
+                counts["notifications"] += _layer(
+                    store, shared, evaluation, context, at=at, run_id=run_id, now=now
+                )
+                continue
+        elif at > found.evaluated_at:
+            layers.count(store, found, context.dataset, evaluation.status == "failed", at=at, run_id=run_id)
         kind = _apply(store, found, evaluation, context, at=at, run_id=run_id)
         if kind is None:
             continue
         incident, event, seq, why = kind
         counts[event] = counts.get(event, 0) + 1
+        if event == "opened":  # its own layer, and the owners downstream of it told once
+            layers.count(store, incident, context.dataset, True, at=at, run_id=run_id)
+            below = downstream(store, context.dataset)
+            counts["notifications"] += layers.tell(store, incident, below, context, run_id=run_id, now=now)
         if incident.state == "muted" and event != "resolved":
             continue
         counts["notifications"] += notify_incident(
@@ -57,6 +72,43 @@ def judge(
         )
     counts["notifications"] += errors(store, outcomes, context, at=at, run_id=run_id, now=now)
     return counts
+
+
+def _layer(
+    store: Any,
+    incident: IncidentRecord,
+    evaluation: Evaluation,
+    context: Context,
+    *,
+    at: datetime,
+    run_id: str,
+    now: datetime,
+) -> int:
+    """``context.dataset``'s evaluation as a layer of ``incident`` (opened on another dataset):
+    a first failure joins it and tells the dataset's owners once; the pass that leaves every
+    layer settled resolves it. Notifications added."""
+    first = not any(la.dataset == context.dataset for la in store.incident_layers(incident.id))
+    layer = layers.count(
+        store, incident, context.dataset, evaluation.status == "failed", at=at, run_id=run_id
+    )
+    if first:
+        detail = {"dataset": context.dataset, "observed": evaluation.observed, "message": evaluation.message}
+        store.add_incident_event(incident.id, "layer_joined", at, run_id=run_id, detail=detail)
+        return layers.tell(store, incident, [context.dataset], context, run_id=run_id, now=now)
+    if layer is None or evaluation.status == "failed" or not layers.settled(store, incident):
+        return 0
+    incident.state, incident.resolved_at, incident.cause = "resolved", max(at, incident.evaluated_at), None
+    incident.muted_until = None
+    store.save_incident(incident, new=False)
+    seq = store.add_incident_event(
+        incident.id,
+        "resolved",
+        at,
+        run_id=run_id,
+        by="assay",
+        detail={"after_passes": layer.passes, "layer": context.dataset},
+    )
+    return notify_incident(store, incident, "resolved", seq, None, run_id=run_id, now=now)
 
 
 def _apply(
@@ -109,7 +161,7 @@ def _apply(
     if not failed:
         incident.passes += 1
         incident.evaluated_at = at
-        if incident.passes < PASSES_TO_RESOLVE:
+        if incident.passes < PASSES_TO_RESOLVE or not layers.settled(store, incident):
             store.save_incident(incident, new=False)
             store.add_incident_event(incident.id, "passed", at, run_id=run_id)
             return None
@@ -181,7 +233,7 @@ def notify_incident(
         event
     ]
     if context is not None:
-        channels = context.route(context.facts("failed", incident.severity, incident.expectation))
+        channels = context.route(context.facts("failed", incident.severity, incident.expectation, kind))
         incident.channels = [[c, d] for c, d in channels]
     else:
         channels = [(str(c), d) for c, d in incident.channels]

@@ -83,8 +83,14 @@ class Context:
     move_share: float = 0.5
     flow: str | None = None  # the run's flow, which a route may match (``when: {flow: gate}``)
 
-    def facts(self, outcome: str, severity: str | None, expectation: str | None) -> Facts:
-        return Facts(outcome, severity, self.dataset, expectation, self.tags, self.tier, self.flow)
+    # The context of another dataset, for a notification to its owners (a downstream_incident):
+    # its check document's routing; None where the flow cannot say (no such notification)
+    others: Callable[[str], Context | None] | None = None
+
+    def facts(
+        self, outcome: str, severity: str | None, expectation: str | None, kind: str | None = None
+    ) -> Facts:
+        return Facts(outcome, severity, self.dataset, expectation, self.tags, self.tier, self.flow, kind)
 
 
 @dataclass

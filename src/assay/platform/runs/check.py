@@ -471,6 +471,7 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
         return reads
 
     def _incident_context(self, drift: Mapping[str, str]) -> Any:
+        from assay.platform.alerts import neighbours
         from assay.platform.incidents import Context, dimension_of
         from assay.platform.notify import route
 
@@ -492,6 +493,7 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
             route=lambda facts: route(routes, facts),
             move_share=config.incidents.move_share,
             flow="check",
+            others=neighbours(self.workspace.root, "check"),
         )
 
 

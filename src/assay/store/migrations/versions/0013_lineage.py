@@ -35,6 +35,7 @@ def upgrade() -> None:
         sa.Column("dataset_id", sa.Integer, sa.ForeignKey("datasets.id"), nullable=False),
         sa.Column("first_seen", UTCDateTime, nullable=False),
         sa.Column("last_seen", UTCDateTime, nullable=False),
+        sa.Column("evaluated_at", UTCDateTime, nullable=False),
         sa.Column("passes", sa.Integer, nullable=False, server_default="0"),
         sa.Column("run_ids", sa.JSON, nullable=False),
         sa.PrimaryKeyConstraint("incident_id", "dataset_id"),

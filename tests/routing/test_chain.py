@@ -1,0 +1,123 @@
+"""One failure seen in bronze, silver and gold: one incident with three layers, and each
+dataset's owners told once (bronze's that it opened, silver's and gold's that it is upstream of
+them), delivered to a real local HTTP receiver; on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from _invoke import assay
+from _receivers import Receiver
+from assay.store import MetricStore
+
+DOCUMENT = """apiVersion: assay/v1
+kind: DatasetChecks
+dataset:
+  name: {layer}.orders
+  source: {{path: "../data/{layer}/*.csv"}}
+  owners: {{team: {layer}-team}}
+{upstream}
+monitor: {{checks: {{volume: false, null_rate: false}}}}
+profiles:
+  - id: daily
+    slice: {{column: day}}
+    metrics: [row_count]
+expectations:
+  - {{id: volume, metric: daily.row_count, expect: "> 5", severity: error}}
+notify:
+  - {{when: {{outcome: failed}}, to: {layer}_owners}}
+"""
+LAYERS = ("bronze", "silver", "gold")
+
+
+class Chain:
+    """A workspace with bronze → silver → gold, each its own document and owners' channel."""
+
+    def __init__(self, root: Path, receiver: Receiver, store: str, *, declared: bool = True) -> None:
+        self.root, self.receiver, self.store = root, receiver, store
+        (root / "checks").mkdir(parents=True)
+        channels = "\n".join(f'  {n}_owners: {{type: webhook, url: "{receiver.url}/{n}"}}' for n in LAYERS)
+        (root / "assay.yaml").write_text(f"channels:\n{channels}\n")
+        for before, layer in zip((None, *LAYERS), LAYERS, strict=False):
+            upstream = f"  upstream: [{before}.orders]" if before and declared else ""
+            (root / "data" / layer).mkdir(parents=True)
+            (root / "checks" / f"{layer}.yaml").write_text(DOCUMENT.format(layer=layer, upstream=upstream))
+
+    def check(self, capsys: pytest.CaptureFixture[str], layer: str, day: int, hour: int, rows: int) -> None:
+        at = f"2026-11-{day:02d}"
+        lines = "".join(f"{at},{i}\n" for i in range(rows))
+        (self.root / "data" / layer / f"{at}.csv").write_text("day,n\n" + lines)
+        code = assay(
+            "check", "run", str(self.root / "checks" / f"{layer}.yaml"), "--at", at,
+            "--now", f"{at}T{hour:02d}:00:00Z", "--workspace", str(self.root), "--store", self.store,
+            "--json", "-",
+        )  # fmt: skip
+        printed = capsys.readouterr().out
+        assert code in (0, 1), printed
+
+    def deliver(self, capsys: pytest.CaptureFixture[str], now: str) -> None:
+        code = assay("notify", "deliver", "--now", now, "--workspace", str(self.root), "--store", self.store)
+        assert code == 0, capsys.readouterr()
+        capsys.readouterr()
+
+    def got(self, layer: str) -> list[dict[str, Any]]:
+        return [r["body"] for r in self.receiver.requests if r["path"] == f"/{layer}"]
+
+
+@pytest.fixture(params=("sqlite", "postgres"))
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'assay.db'}"
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
+def test_one_failure_through_three_layers_is_one_incident_told_once_to_each_owner(
+    tmp_path: Path, receiver: Receiver, store_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chain = Chain(tmp_path / "ws", receiver, store_url)
+    for hour, layer in enumerate(LAYERS, start=6):  # each layer's run an hour after the one it reads
+        chain.check(capsys, layer, 3, hour, rows=2)
+    chain.check(capsys, "gold", 3, 9, rows=2)  # a re-run tells no one again
+    chain.deliver(capsys, "2026-11-03T10:00:00Z")
+    with MetricStore.open(store_url) as store:
+        [incident] = store.incidents()
+        layers = store.incident_layers(incident.id)
+    assert (incident.dataset, incident.expectation, incident.state) == ("bronze.orders", "volume", "open")
+    assert sorted(layer.dataset for layer in layers) == ["bronze.orders", "gold.orders", "silver.orders"]
+    [opened] = chain.got("bronze")
+    assert (opened["kind"], opened["incident_id"]) == ("incident_opened", incident.id)
+    for layer in ("silver", "gold"):
+        [told] = chain.got(layer)
+        assert (told["kind"], told["dataset"], told["incident_id"]) == (
+            "downstream_incident", f"{layer}.orders", incident.id,
+        )  # fmt: skip
+        assert told["upstream"] == {
+            "incident_id": incident.id,
+            "dataset": "bronze.orders",
+            "expectation": "volume",
+            "dimension": "volume",
+            "severity": "error",
+            "link": f"/incidents/{incident.id}",
+        }
+    # the next day bronze is fixed and silver and gold still fail: the incident stays open
+    for day in (4, 5):
+        chain.check(capsys, "bronze", day, 6, rows=9)
+        chain.check(capsys, "silver", day, 7, rows=9)
+    chain.check(capsys, "gold", 4, 8, rows=2)
+    with MetricStore.open(store_url) as store:
+        assert store.incident(incident.id).state == "open"
+    # gold passes twice in a row too: every layer has passed twice, the incident resolves
+    chain.check(capsys, "gold", 5, 8, rows=9)
+    chain.check(capsys, "gold", 6, 8, rows=9)
+    with MetricStore.open(store_url) as store:
+        assert store.incident(incident.id).state == "resolved"
+        assert len(store.incidents()) == 1
+    chain.deliver(capsys, "2026-11-06T10:00:00Z")
+    assert [b["kind"] for b in chain.got("bronze")] == ["incident_opened", "incident_resolved"]
+    assert [b["kind"] for b in chain.got("silver")] == ["downstream_incident"]
+    assert json.dumps(chain.got("gold")).count("downstream_incident") == 1
