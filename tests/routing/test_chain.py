@@ -5,6 +5,7 @@ them), delivered to a real local HTTP receiver; on SQLite and on PostgreSQL."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 
 from _invoke import assay
 from _receivers import Receiver
+from assay.platform.incidents import resolve
 from assay.store import MetricStore
 
 DOCUMENT = """apiVersion: assay/v1
@@ -121,3 +123,42 @@ def test_one_failure_through_three_layers_is_one_incident_told_once_to_each_owne
     assert [b["kind"] for b in chain.got("bronze")] == ["incident_opened", "incident_resolved"]
     assert [b["kind"] for b in chain.got("silver")] == ["downstream_incident"]
     assert json.dumps(chain.got("gold")).count("downstream_incident") == 1
+
+
+def test_owners_downstream_hear_at_the_opening_and_a_later_upstream_failure_joins_as_a_layer(
+    tmp_path: Path, receiver: Receiver, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chain = Chain(tmp_path / "ws", receiver, f"sqlite:///{tmp_path / 'assay.db'}")
+    for layer in LAYERS:  # a passing day: the graph learns what each document declares
+        chain.check(capsys, layer, 2, 6, rows=9)
+    # bronze fails first: silver's and gold's owners hear of it at once, before their own runs
+    chain.check(capsys, "bronze", 3, 6, rows=2)
+    chain.deliver(capsys, "2026-11-03T06:30:00Z")
+    assert [b["kind"] for b in chain.got("silver")] == ["downstream_incident"]
+    assert [b["kind"] for b in chain.got("gold")] == ["downstream_incident"]
+    chain.check(capsys, "silver", 3, 7, rows=2)  # silver's own failure: a layer, not told again
+    with MetricStore.open(chain.store) as store:  # fixed by hand, as a user resolves it
+        [first] = store.incidents()
+        resolve(
+            store, first.id, by="ana", cause="real_issue", note=None, now=datetime(2026, 11, 4, tzinfo=UTC)
+        )
+    # the other way round: gold fails on day 10 before bronze does, and bronze joins gold's incident
+    chain.check(capsys, "gold", 10, 6, rows=2)
+    chain.check(capsys, "bronze", 10, 7, rows=2)
+    chain.deliver(capsys, "2026-11-10T08:00:00Z")
+    with MetricStore.open(chain.store) as store:
+        first, later = sorted(store.incidents(), key=lambda i: i.opened_at)
+        assert {la.dataset for la in store.incident_layers(first.id)} == {"bronze.orders", "silver.orders"}
+        assert later.dataset == "gold.orders"
+        assert {la.dataset for la in store.incident_layers(later.id)} == {"bronze.orders", "gold.orders"}
+    assert [b["kind"] for b in chain.got("silver")] == ["downstream_incident"]
+    assert [(b["kind"], b["incident_id"]) for b in chain.got("gold")] == [
+        ("downstream_incident", first.id),
+        ("incident_opened", later.id),
+    ]
+    bronze = [(b["kind"], b["dataset"], b["incident_id"]) for b in chain.got("bronze")]
+    assert bronze == [
+        ("incident_opened", "bronze.orders", first.id),
+        ("incident_resolved", "bronze.orders", first.id),
+        ("incident_opened", "bronze.orders", later.id),  # its layer of gold's incident, told once
+    ]
