@@ -7,67 +7,13 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from _invoke import assay
 from _receivers import Receiver
 from assay.platform.incidents import resolve
 from assay.store import MetricStore
-
-DOCUMENT = """apiVersion: assay/v1
-kind: DatasetChecks
-dataset:
-  name: {layer}.orders
-  source: {{path: "../data/{layer}/*.csv"}}
-  owners: {{team: {layer}-team}}
-{upstream}
-monitor: {{checks: {{volume: false, null_rate: false}}}}
-profiles:
-  - id: daily
-    slice: {{column: day}}
-    metrics: [row_count]
-expectations:
-  - {{id: volume, metric: daily.row_count, expect: "> 5", severity: error}}
-notify:
-  - {{when: {{outcome: failed}}, to: {layer}_owners}}
-"""
-LAYERS = ("bronze", "silver", "gold")
-
-
-class Chain:
-    """A workspace with bronze → silver → gold, each its own document and owners' channel."""
-
-    def __init__(self, root: Path, receiver: Receiver, store: str, *, declared: bool = True) -> None:
-        self.root, self.receiver, self.store = root, receiver, store
-        (root / "checks").mkdir(parents=True)
-        channels = "\n".join(f'  {n}_owners: {{type: webhook, url: "{receiver.url}/{n}"}}' for n in LAYERS)
-        (root / "assay.yaml").write_text(f"channels:\n{channels}\n")
-        for before, layer in zip((None, *LAYERS), LAYERS, strict=False):
-            upstream = f"  upstream: [{before}.orders]" if before and declared else ""
-            (root / "data" / layer).mkdir(parents=True)
-            (root / "checks" / f"{layer}.yaml").write_text(DOCUMENT.format(layer=layer, upstream=upstream))
-
-    def check(self, capsys: pytest.CaptureFixture[str], layer: str, day: int, hour: int, rows: int) -> None:
-        at = f"2026-11-{day:02d}"
-        lines = "".join(f"{at},{i}\n" for i in range(rows))
-        (self.root / "data" / layer / f"{at}.csv").write_text("day,n\n" + lines)
-        code = assay(
-            "check", "run", str(self.root / "checks" / f"{layer}.yaml"), "--at", at,
-            "--now", f"{at}T{hour:02d}:00:00Z", "--workspace", str(self.root), "--store", self.store,
-            "--json", "-",
-        )  # fmt: skip
-        printed = capsys.readouterr().out
-        assert code in (0, 1), printed
-
-    def deliver(self, capsys: pytest.CaptureFixture[str], now: str) -> None:
-        code = assay("notify", "deliver", "--now", now, "--workspace", str(self.root), "--store", self.store)
-        assert code == 0, capsys.readouterr()
-        capsys.readouterr()
-
-    def got(self, layer: str) -> list[dict[str, Any]]:
-        return [r["body"] for r in self.receiver.requests if r["path"] == f"/{layer}"]
+from routing._chain import LAYERS, Chain
 
 
 @pytest.fixture(params=("sqlite", "postgres"))
