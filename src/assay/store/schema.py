@@ -656,7 +656,8 @@ lineage_edges = sa.Table(
 
 # The datasets one incident spans (docs/lineage.md): the one it opened on and each connected
 # dataset whose same failure joined it, with when it failed first and last, its last evaluation
-# (a re-run of it changes nothing), the runs that failed, and its passes in a row since (the incident resolves when every layer has enough).
+# (a re-run of it changes nothing), the runs that failed, and its passes in a row since (the
+# incident resolves when every layer has enough).
 incident_layers = sa.Table(
     "incident_layers",
     metadata,

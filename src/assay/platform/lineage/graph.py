@@ -18,9 +18,10 @@ def upstream(store: Any, dataset: str) -> list[str]:
 
     >>> from assay.store import MetricStore
     >>> from datetime import UTC, datetime
+    >>> at = datetime(2026, 12, 1, tzinfo=UTC)
     >>> with MetricStore.open("sqlite://") as store:
-    ...     store.declare_upstream("silver", ["bronze"], at=datetime(2026, 12, 1, tzinfo=UTC))
-    ...     _ = store.learn_edges([("silver", "gold"), ("gold", "bronze")], job="etl", at=datetime(2026, 12, 1, tzinfo=UTC))
+    ...     store.declare_upstream("silver", ["bronze"], at=at)
+    ...     _ = store.learn_edges([("silver", "gold"), ("gold", "bronze")], job="etl", at=at)
     ...     upstream(store, "gold"), downstream(store, "bronze")
     (['silver', 'bronze'], ['silver', 'gold'])
     """
