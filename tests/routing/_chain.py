@@ -10,6 +10,7 @@ import pytest
 
 from _invoke import assay
 from _receivers import Receiver
+from assay.store import MetricStore
 
 DOCUMENT = """apiVersion: assay/v1
 kind: DatasetChecks
@@ -63,3 +64,33 @@ class Chain:
 
     def got(self, layer: str) -> list[dict[str, Any]]:
         return [r["body"] for r in self.receiver.requests if r["path"] == f"/{layer}"]
+
+    def fail_on_one_day(self, capsys: pytest.CaptureFixture[str]) -> Any:
+        """Every layer fails on 3 November (gold run twice), then one delivery pass: one incident
+        with three layers, bronze's owners told it opened, silver's and gold's once that it is
+        upstream of them. The incident."""
+        for hour, layer in enumerate(LAYERS, start=6):  # each layer's run an hour after the one it reads
+            self.check(capsys, layer, 3, hour, rows=2)
+        self.check(capsys, "gold", 3, 9, rows=2)  # a re-run tells no one again
+        self.deliver(capsys, "2026-11-03T10:00:00Z")
+        with MetricStore.open(self.store) as store:
+            [incident] = store.incidents()
+            layers = store.incident_layers(incident.id)
+        assert (incident.dataset, incident.expectation, incident.state) == ("bronze.orders", "volume", "open")
+        assert sorted(layer.dataset for layer in layers) == ["bronze.orders", "gold.orders", "silver.orders"]
+        [opened] = self.got("bronze")
+        assert (opened["kind"], opened["incident_id"]) == ("incident_opened", incident.id)
+        for layer in ("silver", "gold"):
+            [told] = self.got(layer)
+            assert (told["kind"], told["dataset"], told["incident_id"]) == (
+                "downstream_incident", f"{layer}.orders", incident.id,
+            )  # fmt: skip
+            assert told["upstream"] == {
+                "incident_id": incident.id,
+                "dataset": "bronze.orders",
+                "expectation": "volume",
+                "dimension": "volume",
+                "severity": "error",
+                "link": f"/incidents/{incident.id}",
+            }
+        return incident

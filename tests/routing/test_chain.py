@@ -28,30 +28,7 @@ def test_one_failure_through_three_layers_is_one_incident_told_once_to_each_owne
     tmp_path: Path, receiver: Receiver, store_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     chain = Chain(tmp_path / "ws", receiver, store_url)
-    for hour, layer in enumerate(LAYERS, start=6):  # each layer's run an hour after the one it reads
-        chain.check(capsys, layer, 3, hour, rows=2)
-    chain.check(capsys, "gold", 3, 9, rows=2)  # a re-run tells no one again
-    chain.deliver(capsys, "2026-11-03T10:00:00Z")
-    with MetricStore.open(store_url) as store:
-        [incident] = store.incidents()
-        layers = store.incident_layers(incident.id)
-    assert (incident.dataset, incident.expectation, incident.state) == ("bronze.orders", "volume", "open")
-    assert sorted(layer.dataset for layer in layers) == ["bronze.orders", "gold.orders", "silver.orders"]
-    [opened] = chain.got("bronze")
-    assert (opened["kind"], opened["incident_id"]) == ("incident_opened", incident.id)
-    for layer in ("silver", "gold"):
-        [told] = chain.got(layer)
-        assert (told["kind"], told["dataset"], told["incident_id"]) == (
-            "downstream_incident", f"{layer}.orders", incident.id,
-        )  # fmt: skip
-        assert told["upstream"] == {
-            "incident_id": incident.id,
-            "dataset": "bronze.orders",
-            "expectation": "volume",
-            "dimension": "volume",
-            "severity": "error",
-            "link": f"/incidents/{incident.id}",
-        }
+    incident = chain.fail_on_one_day(capsys)
     # the next day bronze is fixed and silver and gold still fail: the incident stays open
     for day in (4, 5):
         chain.check(capsys, "bronze", day, 6, rows=9)

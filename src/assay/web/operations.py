@@ -116,6 +116,15 @@ def incident_detail(plane: Plane, incident_id: str) -> dict[str, Any]:
     return out
 
 
+def learn_lineage(plane: Plane, event: Any) -> dict[str, Any]:
+    """An OpenLineage event's edges into the graph, its datasets mapped through the workspace's
+    check documents (:mod:`assay.platform.lineage.learned`)."""
+    from assay.platform.lineage.learned import identities, learn
+
+    known = identities(plane.check_documents().values(), plane.root)
+    return learn(plane.store, event, known)
+
+
 def incident_action(
     plane: Plane,
     incident_id: str,
