@@ -19,7 +19,6 @@ from assay.platform.incidents.keys import (
     Evaluation,
     evaluations,
 )
-from assay.platform.lineage.graph import downstream
 from assay.store.incidents import IncidentRecord
 
 
@@ -36,10 +35,11 @@ def judge(
     (call inside the run's commit); counts of what happened, for the run's summary."""
     counts = {"opened": 0, "escalated": 0, "resolved": 0, "notifications": 0}
     latest = store.latest_incidents(context.dataset)
+    around = layers.Neighbourhood(store, context.dataset)
     for evaluation in evaluations(outcomes, context):
         found = latest.get(evaluation.key)
         if found is None or found.state == "resolved":
-            shared = layers.layered(store, evaluation, context)
+            shared = around.incident_of(evaluation)
             if shared is not None:  # another dataset's incident: this failure is one of its layers
                 counts["notifications"] += _layer(
                     store, shared, evaluation, context, at=at, run_id=run_id, now=now
@@ -54,8 +54,9 @@ def judge(
         counts[event] = counts.get(event, 0) + 1
         if event == "opened":  # its own layer, and the owners downstream of it told once
             layers.count(store, incident, context.dataset, True, at=at, run_id=run_id)
-            below = downstream(store, context.dataset)
-            counts["notifications"] += layers.tell(store, incident, below, context, run_id=run_id, now=now)
+            counts["notifications"] += layers.tell(
+                store, incident, around.below, context, run_id=run_id, now=now
+            )
         if incident.state == "muted" and event != "resolved":
             continue
         counts["notifications"] += notify_incident(

@@ -24,10 +24,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from assay.platform.incidents.keys import NAMESPACE, PASSES_TO_RESOLVE, Context, Evaluation
-from assay.platform.lineage.graph import downstream, upstream
+from assay.platform.lineage.graph import connected_to, downstream
 from assay.store.incidents import IncidentRecord
 from assay.store.lineage import Layer
 
@@ -60,28 +61,52 @@ def settled(store: Any, incident: IncidentRecord) -> bool:
     return all(la.passes >= PASSES_TO_RESOLVE for la in store.incident_layers(incident.id))
 
 
-def layered(store: Any, evaluation: Evaluation, context: Context) -> IncidentRecord | None:
-    """The unresolved incident of ``evaluation``'s key that ``context.dataset`` belongs to as a
-    layer, or, for a failure, that a connected dataset holds (which it then joins); None: none."""
-    key = evaluation.key
-    for found in store.unresolved_layers([context.dataset]):
-        incident = store.incident(found.incident_id)
-        if incident.key == key and incident.dataset != context.dataset:
-            return incident  # type: ignore[no-any-return]
-    if evaluation.status != "failed":
-        return None
-    connected = [*upstream(store, context.dataset), *downstream(store, context.dataset)]
-    if not connected:
-        return None
-    candidates: dict[str, IncidentRecord] = {}
-    for found in store.unresolved_layers(connected):
-        candidates.setdefault(found.incident_id, store.incident(found.incident_id))
-    for name in connected:  # an incident opened before layers were kept has no layer rows
-        own = store.latest_incidents(name).get(key)
-        if own is not None and own.state != "resolved":
-            candidates.setdefault(own.id, own)
-    matching = sorted((i for i in candidates.values() if i.key == key), key=lambda i: (i.opened_at, i.id))
-    return matching[0] if matching else None
+class Neighbourhood:
+    """What one run's judging needs of the graph around its dataset, each part read once per
+    run and only when an evaluation needs it: a run with nothing failing and no layers reads
+    one query's worth."""
+
+    def __init__(self, store: Any, dataset: str) -> None:
+        self.store, self.dataset = store, dataset
+
+    @cached_property
+    def joined(self) -> dict[tuple[str, str, str], IncidentRecord]:
+        """The unresolved incidents, opened on other datasets, the dataset is a layer of."""
+        out: dict[tuple[str, str, str], IncidentRecord] = {}
+        for found in self.store.unresolved_layers([self.dataset]):
+            incident = self.store.incident(found.incident_id)
+            if incident.dataset != self.dataset:
+                out.setdefault(incident.key, incident)
+        return out
+
+    @cached_property
+    def below(self) -> list[str]:
+        """The datasets downstream of it."""
+        return downstream(self.store, self.dataset)
+
+    @cached_property
+    def nearby(self) -> dict[tuple[str, str, str], IncidentRecord]:
+        """The unresolved incident of each key on a connected dataset (the earliest opened)."""
+        connected = connected_to(self.store, self.dataset)
+        candidates: dict[str, IncidentRecord] = {}
+        for found in self.store.unresolved_layers(connected) if connected else ():
+            candidates.setdefault(found.incident_id, self.store.incident(found.incident_id))
+        for name in connected:  # an incident opened before layers were kept has no layer rows
+            for own in self.store.latest_incidents(name).values():
+                if own.state != "resolved":
+                    candidates.setdefault(own.id, own)
+        out: dict[tuple[str, str, str], IncidentRecord] = {}
+        for incident in sorted(candidates.values(), key=lambda i: (i.opened_at, i.id)):
+            out.setdefault(incident.key, incident)
+        return out
+
+    def incident_of(self, evaluation: Evaluation) -> IncidentRecord | None:
+        """The unresolved incident of ``evaluation``'s key the dataset is a layer of, or, for a
+        failure, that a connected dataset holds (which it then joins); None: none."""
+        found = self.joined.get(evaluation.key)
+        if found is not None or evaluation.status != "failed":
+            return found
+        return self.nearby.get(evaluation.key)
 
 
 def tell(

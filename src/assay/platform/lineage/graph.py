@@ -33,6 +33,18 @@ def downstream(store: Any, dataset: str) -> list[str]:
     return walk(_edges(store, reverse=False), dataset)
 
 
+def connected_to(store: Any, dataset: str) -> list[str]:
+    """Every dataset upstream or downstream of ``dataset`` (upstream first), the edges read once."""
+    edges = store.lineage_edges()
+    above: dict[str, set[str]] = defaultdict(set)
+    below: dict[str, set[str]] = defaultdict(set)
+    for edge in edges:
+        above[edge.downstream].add(edge.upstream)
+        below[edge.upstream].add(edge.downstream)
+    up = walk(above, dataset)
+    return [*up, *(name for name in walk(below, dataset) if name not in up)]
+
+
 def walk(edges: Mapping[str, Iterable[str]], start: str) -> list[str]:
     """Breadth first from ``start`` along ``edges``, each dataset once, ``start`` never.
 
