@@ -45,14 +45,17 @@ class Chain:
             (root / "data" / layer).mkdir(parents=True)
             (root / "checks" / f"{layer}.yaml").write_text(DOCUMENT.format(layer=layer, upstream=upstream))
 
-    def check(self, capsys: pytest.CaptureFixture[str], layer: str, day: int, hour: int, rows: int) -> None:
+    def check(
+        self, capsys: pytest.CaptureFixture[str], layer: str, day: int, hour: int, rows: int, *more: str
+    ) -> None:
+        """Run ``layer``'s document on day ``day`` of November 2026 holding ``rows`` rows."""
         at = f"2026-11-{day:02d}"
         lines = "".join(f"{at},{i}\n" for i in range(rows))
         (self.root / "data" / layer / f"{at}.csv").write_text("day,n\n" + lines)
         code = assay(
             "check", "run", str(self.root / "checks" / f"{layer}.yaml"), "--at", at,
             "--now", f"{at}T{hour:02d}:00:00Z", "--workspace", str(self.root), "--store", self.store,
-            "--json", "-",
+            "--json", "-", *more,
         )  # fmt: skip
         printed = capsys.readouterr().out
         assert code in (0, 1), printed

@@ -85,3 +85,24 @@ def test_owners_downstream_hear_at_the_opening_and_a_later_upstream_failure_join
         ("incident_resolved", "bronze.orders", first.id),
         ("incident_opened", "bronze.orders", later.id),  # its layer of gold's incident, told once
     ]
+
+
+def test_a_dry_run_and_an_advisory_expectation_join_nothing_and_tell_no_one(
+    tmp_path: Path, receiver: Receiver, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chain = Chain(tmp_path / "ws", receiver, f"sqlite:///{tmp_path / 'assay.db'}")
+    silver = chain.root / "checks" / "silver.yaml"
+    silver.write_text(silver.read_text().replace("severity: error}", "severity: error, mode: advisory}"))
+    for layer in LAYERS:  # the graph learns each document's upstream on a passing day
+        chain.check(capsys, layer, 2, 6, rows=9)
+    chain.check(capsys, "bronze", 3, 6, rows=2)
+    chain.check(capsys, "silver", 3, 7, rows=2)  # advisory: evaluated and kept only
+    chain.check(capsys, "gold", 3, 8, 2, "--dry-run")  # a dry run commits nothing
+    chain.deliver(capsys, "2026-11-03T10:00:00Z")
+    with MetricStore.open(chain.store) as store:
+        [incident] = store.incidents()
+        assert [la.dataset for la in store.incident_layers(incident.id)] == ["bronze.orders"]
+    # their owners heard of bronze's incident when it opened, as downstream owners do, and
+    # neither their advisory failure nor their dry run told them again
+    for layer in ("silver", "gold"):
+        assert [b["kind"] for b in chain.got(layer)] == ["downstream_incident"]
