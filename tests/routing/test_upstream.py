@@ -49,3 +49,48 @@ def test_a_wrong_upstream_is_named_with_its_line_and_column(
     assert assay("check", "validate", str(path)) == 2
     err = capsys.readouterr().err
     assert f"{path}:{message}" in err, err
+
+
+def test_a_dbt_import_declares_what_each_model_is_built_from(tmp_path: Path) -> None:
+    """One model of the upstream: a dbt model's ``depends_on`` that is a model, seed or snapshot
+    becomes its document's ``dataset.upstream`` (a source, which is not imported, does not)."""
+    import json
+
+    from assay.platform.checks.dbt.documents import SourceTemplate, import_dbt
+    from assay.platform.checks.dbt.manifest import parse_manifest
+
+    def model(name: str, *depends: str) -> dict[str, object]:
+        return {
+            "resource_type": "model",
+            "name": name,
+            "schema": "shop",
+            "depends_on": {"nodes": list(depends)},
+        }
+
+    def not_null(name: str) -> dict[str, object]:
+        return {
+            "resource_type": "test",
+            "name": f"not_null_{name}_id",
+            "attached_node": f"model.p.{name}",
+            "column_name": "id",
+            "test_metadata": {"name": "not_null", "kwargs": {"column_name": "id"}},
+            "config": {"severity": "ERROR"},
+        }
+
+    nodes = {
+        "model.p.stg_orders": model("stg_orders", "source.p.raw.orders"),
+        "model.p.orders": model("orders", "model.p.stg_orders", "model.p.stg_orders"),
+        "test.p.a": not_null("stg_orders"),
+        "test.p.b": not_null("orders"),
+    }
+    version = "https://schemas.getdbt.com/dbt/manifest/v12.json"
+    text = json.dumps({"metadata": {"dbt_schema_version": version}, "nodes": nodes})
+    result = import_dbt(
+        parse_manifest(text, filename="manifest.json"), SourceTemplate.parse("data/{alias}.csv")
+    )
+    written = {doc.dataset: doc.text for doc in result.documents}
+    assert "upstream" not in written["shop.stg_orders"]
+    assert "  upstream:\n  - shop.stg_orders\n" in written["shop.orders"]
+    path = tmp_path / "orders.yaml"
+    path.write_text(written["shop.orders"])
+    assert load_document(path).dataset.upstream == ("shop.stg_orders",)
