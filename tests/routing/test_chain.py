@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from _invoke import assay
 from _receivers import Receiver
 from assay.platform.incidents import resolve
 from assay.store import MetricStore
@@ -29,6 +30,10 @@ def test_one_failure_through_three_layers_is_one_incident_told_once_to_each_owne
 ) -> None:
     chain = Chain(tmp_path / "ws", receiver, store_url)
     incident = chain.fail_on_one_day(capsys)
+    shown = ["incidents", "show", incident.id[:8], "--workspace", str(chain.root), "--store", store_url]
+    assert assay(*shown, "--json") == 0
+    layers = json.loads(capsys.readouterr().out)["incident"]["layers"]
+    assert sorted(la["dataset"] for la in layers) == ["bronze.orders", "gold.orders", "silver.orders"]
     # the next day bronze is fixed and silver and gold still fail: the incident stays open
     for day in (4, 5):
         chain.check(capsys, "bronze", day, 6, rows=9)
