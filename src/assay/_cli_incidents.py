@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -98,12 +99,15 @@ def _resolve_id(metric_store: Any, prefix: str) -> str:
     raise ConfigError(f"{prefix!r} names {len(matches)} incidents: give more of the id")
 
 
-def _show(incident: Any, json_out: bool) -> None:
+def _show(incident: Any, json_out: bool, layers: Sequence[Any] | None = None) -> None:
     if json_out:
-        sys.stdout.write(json.dumps({"incident": incident.to_dict()}, indent=2, default=str) + "\n")
+        shown = incident.to_dict() | ({} if layers is None else {"layers": [la.to_dict() for la in layers]})
+        sys.stdout.write(json.dumps({"incident": shown}, indent=2, default=str) + "\n")
         return
     out.print(_line(incident), highlight=False)
     out.print(f"  id {incident.id}; owner {escape(str(incident.owner))}", highlight=False)
+    if layers and len(layers) > 1:  # the same failure in connected datasets (docs/lineage.md)
+        out.print(f"  layers: {escape(', '.join(la.dataset for la in layers))}", highlight=False)
     if incident.message:
         out.print(f"  {escape(incident.message)}", highlight=False)
     for event in incident.events:
@@ -122,7 +126,8 @@ def incidents_show(
     """One incident with its history: every evaluation it counted and everything done to it."""
     with _open(workspace, store) as metric_store:
         incident = metric_store.incident(_resolve_id(metric_store, incident_id))
-    _show(incident, json_out)
+        layers = metric_store.incident_layers(incident.id)
+    _show(incident, json_out, layers)
 
 
 @incidents_app.command("ack")

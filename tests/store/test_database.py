@@ -51,6 +51,8 @@ TABLES = {
     "baseline_marks",
     "catalog_entries",
     "catalog_tags",
+    "lineage_edges",
+    "incident_layers",
 }
 MAY_1 = datetime(2024, 5, 1, tzinfo=UTC)
 

@@ -51,6 +51,13 @@ ADMIN_READS = ["/users"]
 EVENT_READS = ["/events/trade_executed.v3"]  # tested on a workspace with an event (below)
 
 # Every write, with the role it needs and a body that would pass validation.
+LINEAGE_EVENT = {
+    "eventTime": "2026-11-30T05:00:00Z",
+    "producer": "https://example.com/etl",
+    "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/definitions/RunEvent",
+    "run": {"runId": "0190e0c4-7d1c-7c5e-9d8a-2f4b7e1c9a01"},
+    "job": {"namespace": "etl", "name": "trades"},
+}
 WRITES: list[tuple[str, str, str, Any]] = [
     ("post", "/datasets/payments.trades/checks/dry-run", "author", {"expect": "id: x\nrule: RowCount > 0\n"}),
     ("post", "/datasets/payments.trades/checks/preview", "author", {"expect": "id: x\nrule: RowCount > 0\n"}),
@@ -70,6 +77,7 @@ WRITES: list[tuple[str, str, str, Any]] = [
     ("post", "/datasets/vendor_trades/baselines/accept", "author", {"load_date": "2026-11-20"}),
     ("post", "/users", "admin", {"name": "zed", "role": "viewer"}),
     ("patch", "/users/viewer", "admin", {"role": "author"}),
+    ("post", "/lineage", "author", LINEAGE_EVENT),
 ]
 PUBLIC = {"/api/v1/openapi.json"}
 

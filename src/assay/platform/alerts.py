@@ -89,6 +89,7 @@ class Routing:
     tags: tuple[str, ...] = ()
     tier: int | None = None
     source: str | None = None
+    workspace_root: Path | None = None  # where the other datasets' routing is read from
 
     @classmethod
     def of(cls, workspace_root: Path, dataset: str) -> Routing:
@@ -98,7 +99,7 @@ class Routing:
         config = load_config(workspace_root)
         document = document_of(workspace_root, dataset)
         if document is None:
-            return cls(dataset, config, config.routes)
+            return cls(dataset, config, config.routes, workspace_root=workspace_root)
         config.refuse_undeclared(
             document.notify,
             what=f"checks/ document of {dataset}: notify: routes",
@@ -113,6 +114,7 @@ class Routing:
             document.dataset.tags,
             document.dataset.tier,
             document.dataset.source.describe(),
+            workspace_root,
         )
 
     def context(self, dimensions: Mapping[str, str], divided: frozenset[str], flow: str) -> Context:
@@ -127,7 +129,24 @@ class Routing:
             route=lambda facts: route(routes, facts),
             move_share=self.config.incidents.move_share,
             flow=flow,
+            others=neighbours(self.workspace_root, flow) if self.workspace_root else None,
         )
+
+
+def neighbours(workspace_root: Path, flow: str) -> Callable[[str], Context | None]:
+    """The routing of any other dataset of the workspace, for a notification to its owners (a
+    ``downstream_incident``): its check document's routes, then assay.yaml's; None for a
+    dataset whose document routes to a channel assay.yaml does not declare (its run says so)."""
+    from assay.errors import ConfigError
+
+    def of(dataset: str) -> Context | None:
+        try:
+            routing = Routing.of(workspace_root, dataset)
+        except ConfigError:
+            return None
+        return routing.context({}, frozenset(), flow)
+
+    return of
 
 
 def alert(

@@ -38,21 +38,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from assay.errors import ConfigError
 from assay.lang import yamlsafe
+from assay.platform.routing import KINDS as ROUTED_KINDS
 from assay.platform.routing import Facts as Facts  # routing's names, where callers first found them
 from assay.platform.routing import Route as Route
 from assay.platform.routing import route as route
 
 CONFIG_FILE = "assay.yaml"
-KINDS = (
-    "incident_opened",
-    "incident_escalated",
-    "incident_resolved",
-    "config_error",
-    "system_error",
-    "digest",
-    "test",
-)
-"""The payload's ``kind``: the six of the contract, and ``test``, sent only by
+KINDS = (*ROUTED_KINDS, "digest", "test")
+"""The payload's ``kind``: the seven of the contract, and ``test``, sent only by
 ``assay notify test``."""
 ATTEMPTS = 4
 FIRST_WAIT_S = 0.5
@@ -258,6 +251,7 @@ class Notification:
     items: list[dict[str, Any]] | None = None  # a digest's notifications (their payloads)
     groups: list[dict[str, Any]] | None = None  # the failing groups of a ``by:`` expectation
     detail: dict[str, Any] | None = None  # what a gate, profile or DQDL run adds (counts, files)
+    upstream: dict[str, Any] | None = None  # a downstream_incident's incident (docs/lineage.md)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -267,7 +261,7 @@ class Notification:
         """The JSON a webhook receives: the contract's fields, and a digest's ``items``, a
         ``by:`` failure's ``groups`` and a flow's ``detail`` when they apply."""
         out = asdict(self) | {"sent_at": sent_at.isoformat()}
-        for extra in ("items", "groups", "detail"):
+        for extra in ("items", "groups", "detail", "upstream"):
             if out[extra] is None:
                 del out[extra]
         return out

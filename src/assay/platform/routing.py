@@ -2,8 +2,9 @@
 check document's ``notify:``), tried in order; the first route that matches decides unless it says
 ``continue: true``.
 
-A route matches what a notification is about (:class:`Facts`): its outcome, severity, dataset,
-expectation, the dataset's tags and tier, and the flow whose run caused it (``dqdl``, ``profile``,
+A route matches what a notification is about (:class:`Facts`): its kind (``incident_opened``,
+``downstream_incident``, ...), outcome, severity, dataset, expectation, the dataset's tags and
+tier, and the flow whose run caused it (``dqdl``, ``profile``,
 ``gate``, ``check``, ``event``), so that a gate's quarantines can go to the people who answer the
 contributors while a check run's failures go to the dataset's owners. It lives apart from the
 channels (:mod:`assay.platform.notify`) because incidents and check documents need it and the
@@ -28,6 +29,16 @@ OUTCOMES = ("failed", "config_error", "system_error")
 incident's are ``failed``)."""
 FLOWS = ("dqdl", "profile", "gate", "check", "event")
 """The flows a route's ``when.flow`` can match: the run that caused the notification."""
+KINDS = (
+    "incident_opened",
+    "incident_escalated",
+    "incident_resolved",
+    "downstream_incident",
+    "config_error",
+    "system_error",
+)
+"""The kinds a route's ``when.kind`` can match: a ``downstream_incident`` tells a dataset's
+owners of an incident upstream of it (docs/lineage.md); a digest is made of routed items."""
 
 
 def _listed(value: Any) -> Any:
@@ -44,8 +55,24 @@ class When(_Strict):
     tag: tuple[str, ...] | None = None  # the dataset has one of them
     tier: tuple[Annotated[int, Field(ge=0, le=3)], ...] | None = None
     flow: tuple[Literal["dqdl", "profile", "gate", "check", "event"], ...] | None = None
+    kind: (
+        tuple[
+            Literal[
+                "incident_opened",
+                "incident_escalated",
+                "incident_resolved",
+                "downstream_incident",
+                "config_error",
+                "system_error",
+            ],
+            ...,
+        ]
+        | None
+    ) = None
 
-    @field_validator("outcome", "severity", "dataset", "expectation", "tag", "tier", "flow", mode="before")
+    @field_validator(
+        "outcome", "severity", "dataset", "expectation", "tag", "tier", "flow", "kind", mode="before"
+    )
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
         return _listed(value)
@@ -64,6 +91,7 @@ class When(_Strict):
             and (self.tag is None or bool(set(self.tag) & set(facts.tags)))
             and (self.tier is None or facts.tier in self.tier)
             and (self.flow is None or facts.flow in self.flow)
+            and (self.kind is None or facts.kind in self.kind)
         )
 
 
@@ -94,6 +122,7 @@ class Facts:
     tags: tuple[str, ...] = ()
     tier: int | None = None
     flow: str | None = None  # the run's flow (:data:`FLOWS`); None matches no ``flow:``
+    kind: str | None = None  # the notification's kind (:data:`KINDS`); None matches no ``kind:``
 
 
 def route(routes: Sequence[Route], facts: Facts) -> list[tuple[str, str | None]]:
@@ -111,6 +140,9 @@ def route(routes: Sequence[Route], facts: Facts) -> list[tuple[str, str | None]]
     >>> gates = [Route.model_validate({"when": {"flow": "gate"}, "to": "contributors"})]
     >>> route(gates, Facts("failed", flow="gate")), route(gates, Facts("failed", flow="check"))
     ([('contributors', None)], [])
+    >>> told = [Route.model_validate({"when": {"kind": "downstream_incident"}, "to": "consumers"})]
+    >>> route(told, Facts("failed", kind="downstream_incident")), route(told, Facts("failed"))
+    ([('consumers', None)], [])
     """
     out: dict[str, str | None] = {}
     for rule in routes:

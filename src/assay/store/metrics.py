@@ -36,6 +36,7 @@ from assay.store.checks import CheckRecords
 from assay.store.database import describe_error, display_url, open_database, store_url
 from assay.store.decisions import DecisionRecords
 from assay.store.incidents import IncidentRecords
+from assay.store.lineage import LineageRecords
 from assay.store.profiles import ProfileRecords
 from assay.store.proposals import ProposalRecords
 from assay.store.records import (
@@ -58,6 +59,7 @@ class MetricStore(
     CheckRecords,
     ScheduleRecords,
     IncidentRecords,
+    LineageRecords,
     ScoreRecords,
     ProposalRecords,
     UserRecords,

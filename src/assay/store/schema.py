@@ -7,8 +7,8 @@ them on both backends.
 
 >>> sorted(metadata.tables)  # doctest: +NORMALIZE_WHITESPACE
 ['audit', 'baseline_marks', 'catalog_entries', 'catalog_tags', 'certifications', 'check_outcomes',
- 'datasets', 'decision_sources', 'decisions', 'incident_events', 'incidents', 'judgements',
- 'load_columns', 'load_values', 'loads',
+ 'datasets', 'decision_sources', 'decisions', 'incident_events', 'incident_layers', 'incidents',
+ 'judgements', 'lineage_edges', 'load_columns', 'load_values', 'loads',
  'login_codes', 'metrics', 'notifications', 'outcomes', 'proposal_events', 'proposals', 'reads', 'run_stages',
  'runs', 'schedule_ticks', 'scores', 'users', 'value_sets', 'web_sessions']
 """
@@ -635,4 +635,39 @@ catalog_tags = sa.Table(
     sa.Column("tag", sa.String(200), nullable=False),
     sa.PrimaryKeyConstraint("dataset_id", "tag"),
     sa.Index(None, "tag"),
+)
+
+# --- lineage and incident layers (migration 0013) -------------------------------------------------
+
+# The lineage graph's edges, by dataset name (a name may be one assay has no run of yet): what a
+# check document's ``dataset.upstream`` declares (``origin`` declared, ``job`` empty) and what
+# OpenLineage events posted to ``assay serve`` taught (``origin`` openlineage, with the job).
+lineage_edges = sa.Table(
+    "lineage_edges",
+    metadata,
+    sa.Column("upstream", sa.String(DATASET_NAME_LENGTH), nullable=False),
+    sa.Column("downstream", sa.String(DATASET_NAME_LENGTH), nullable=False),
+    sa.Column("origin", sa.String(20), nullable=False),
+    sa.Column("job", sa.String(400), nullable=False, server_default=""),
+    sa.Column("seen_at", UTCDateTime, nullable=False),
+    sa.PrimaryKeyConstraint("upstream", "downstream", "origin", "job"),
+    sa.Index(None, "downstream"),
+)
+
+# The datasets one incident spans (docs/lineage.md): the one it opened on and each connected
+# dataset whose same failure joined it, with when it failed first and last, its last evaluation
+# (a re-run of it changes nothing), the runs that failed, and its passes in a row since (the
+# incident resolves when every layer has enough).
+incident_layers = sa.Table(
+    "incident_layers",
+    metadata,
+    sa.Column("incident_id", sa.String(36), sa.ForeignKey("incidents.id"), nullable=False),
+    sa.Column("dataset_id", sa.Integer, sa.ForeignKey("datasets.id"), nullable=False),
+    sa.Column("first_seen", UTCDateTime, nullable=False),
+    sa.Column("last_seen", UTCDateTime, nullable=False),
+    sa.Column("evaluated_at", UTCDateTime, nullable=False),
+    sa.Column("passes", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("run_ids", sa.JSON, nullable=False),
+    sa.PrimaryKeyConstraint("incident_id", "dataset_id"),
+    sa.Index(None, "dataset_id"),
 )

@@ -10,7 +10,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse
 from pydantic import BaseModel, Field
 
@@ -311,6 +312,20 @@ def post_incident(
     return operations.incident_action(
         plane, incident_id, action, by=who.name, cause=body.cause, note=body.note, hours=body.hours
     )
+
+
+# --- lineage --------------------------------------------------------------------------------------
+
+
+@router.post("/lineage", tags=["lineage"], status_code=201)
+async def post_lineage(request: Request, plane: PlaneDep, who: Author) -> dict[str, Any]:
+    """Record an OpenLineage RunEvent's edges (inputs → outputs) in the lineage graph, as Marquez
+    receives events; a body that is not a valid RunEvent is a 400 naming what is wrong. The body
+    is read here, not declared, so that every mistake is the event's 400 (docs/lineage.md)."""
+    from assay.platform.lineage.learned import parse_event
+
+    event = parse_event(await request.body())
+    return await run_in_threadpool(operations.learn_lineage, plane, event)
 
 
 # --- decisions ------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ MARKS = {
 @one_transaction
 def overview(plane: Plane, name: str) -> dict[str, Any]:
     """The dataset's overview page as JSON."""
+    from assay.platform.lineage.graph import downstream, upstream
     from assay.platform.scores import score_dataset
 
     s = subject(plane, name)
@@ -55,6 +56,9 @@ def overview(plane: Plane, name: str) -> dict[str, Any]:
         "author": None if document is None else document.dataset.author,
         "source": None if document is None else document.dataset.source.describe(),
         "consumers": [] if document is None else [c.model_dump() for c in document.dataset.consumers],
+        # what it reads and what reads it: the lineage graph's, declared and learned (lineage.md)
+        "upstream": upstream(plane.store, name),
+        "downstream": downstream(plane.store, name),
         "columns_described": {} if document is None else dict(document.dataset.columns),
         "schedules": [] if document is None else _schedules(document),
         "sla": [] if document is None else _sla(document),

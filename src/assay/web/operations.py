@@ -104,10 +104,25 @@ def incidents_page(
 
 def incident_detail(plane: Plane, incident_id: str) -> dict[str, Any]:
     from assay.platform.incidents import CAUSES
+    from assay.platform.lineage.graph import downstream, upstream
 
-    out = incident_json(_incident(plane, incident_id))
+    found = _incident(plane, incident_id)
+    out = incident_json(found)
     out["causes"] = list(CAUSES)
+    # the datasets it spans and its neighbours in the lineage graph (docs/lineage.md)
+    out["layers"] = [layer.to_dict() for layer in plane.store.incident_layers(found.id)]
+    out["upstream"] = upstream(plane.store, found.dataset)
+    out["downstream"] = downstream(plane.store, found.dataset)
     return out
+
+
+def learn_lineage(plane: Plane, event: Any) -> dict[str, Any]:
+    """An OpenLineage event's edges into the graph, its datasets mapped through the workspace's
+    check documents (:mod:`assay.platform.lineage.learned`)."""
+    from assay.platform.lineage.learned import identities, learn
+
+    known = identities(plane.check_documents().values(), plane.root)
+    return learn(plane.store, event, known)
 
 
 def incident_action(

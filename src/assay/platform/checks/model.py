@@ -18,7 +18,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from assay.errors import ConfigError
 from assay.lang.dqdl.parser import MAX_WINDOW
@@ -152,6 +160,9 @@ class Dataset(_Strict):
     # a certification count (docs/scores.md)
     columns: dict[str, Annotated[str, Field(min_length=1)]] = {}
     consumers: tuple[Consumer, ...] = ()
+    # The datasets this one reads (docs/lineage.md): an incident on one of them tells this
+    # dataset's owners, and the same failure here joins it as a layer
+    upstream: tuple[Annotated[str, Field(min_length=1, max_length=200)], ...] = ()
 
     @field_validator("name")
     @classmethod
@@ -160,6 +171,29 @@ class Dataset(_Strict):
             return check_name(value, "dataset name")
         except ConfigError as error:
             raise ValueError(error.message) from None
+
+    @field_validator("upstream", mode="before")
+    @classmethod
+    def _a_list(cls, value: Any) -> Any:
+        # a lone name is not taken as a list of one: a list says the field is a set of datasets
+        if not isinstance(value, list | tuple):
+            raise ValueError("Input should be a valid list")
+        return value
+
+    @field_validator("upstream", mode="after")
+    @classmethod
+    def _names(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        if info.data.get("name") in value:
+            raise ValueError(f"{info.data['name']} is the dataset itself, not one it reads")
+        for name in value:
+            try:
+                check_name(name, "dataset name")
+            except ConfigError as error:
+                raise ValueError(error.message) from None
+        twice = sorted({n for n in value if value.count(n) > 1})
+        if twice:
+            raise ValueError(f"{', '.join(twice)} is named twice")
+        return value
 
 
 class Slice(_Strict):

@@ -219,14 +219,18 @@ def _dqdl(flow: Any, workspace: Path, finished: bool) -> Facts:
     return found
 
 
-def _check(flow: Any, workspace: Path, finished: bool) -> Facts:
-    document = flow.document
+def document_identity(document: Any, path: Path, workspace: Path) -> Identity:
+    """Where a check document's dataset lives, as OpenLineage names it (``path``: the document's
+    file, which a relative source is relative to)."""
     source = document.dataset.source
     if source.postgres is not None:
-        named = postgres_url(source.postgres.url, source.postgres.table)
-    else:
-        named = where(source.describe(), workspace, base=flow.path.parent)
-    found = Facts([Dataset(named, flow.dataset)])
+        return postgres_url(source.postgres.url, source.postgres.table)
+    return where(source.describe(), workspace, base=path.parent)
+
+
+def _check(flow: Any, workspace: Path, finished: bool) -> Facts:
+    document = flow.document
+    found = Facts([Dataset(document_identity(document, flow.path, workspace), flow.dataset)])
     result = getattr(flow, "result", None)
     if not finished or result is None:
         return found

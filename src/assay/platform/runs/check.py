@@ -386,6 +386,8 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
                 store.save_profile(load, slices[pid].result.profile.schema, slices[pid].values())
             store.supersede(self.dataset, self.at.date(), partition=pid, keep=load)
         store.save_check_outcomes(run_id, self.dataset, self.at, result.outcomes)
+        # the graph learns what the document declares with the run that read it (docs/lineage.md)
+        store.declare_upstream(self.dataset, self.document.dataset.upstream, at=self.now)
         for pid, load in loads.items():  # what failed stays out of later baselines
             holds = check_holds(result.outcomes, self._reads(pid), self.judging.unread)
             store.hold_out_of_baselines(load, holds, run_id=run_id, at=self.now)
@@ -469,6 +471,7 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
         return reads
 
     def _incident_context(self, drift: Mapping[str, str]) -> Any:
+        from assay.platform.alerts import neighbours
         from assay.platform.incidents import Context, dimension_of
         from assay.platform.notify import route
 
@@ -490,6 +493,7 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
             route=lambda facts: route(routes, facts),
             move_share=config.incidents.move_share,
             flow="check",
+            others=neighbours(self.workspace.root, "check"),
         )
 
 

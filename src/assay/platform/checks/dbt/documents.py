@@ -196,7 +196,10 @@ def import_dbt(manifest: Manifest, template: SourceTemplate) -> ImportResult:
         skipped.extend(builder.skipped)
         if builder.expectations:
             files[f"{relation.name}.yaml"] = unique_id
-            documents.append(builder.document(manifest.filename, source))
+            # what dbt builds it from, where that is a model, seed or snapshot too (a source is not)
+            read = [manifest.relations[u].dataset for u in relation.depends_on if u in manifest.relations]
+            read = [name for name in read if name != relation.dataset]
+            documents.append(builder.document(manifest.filename, source, list(dict.fromkeys(read))))
     return ImportResult(tuple(documents), tuple(skipped), len(manifest.tests))
 
 
@@ -266,18 +269,17 @@ class _Builder:
         elif metric not in entries:
             entries.append(metric)
 
-    def document(self, filename: str, source: dict[str, Any]) -> ModelDocument:
+    def document(self, filename: str, source: dict[str, Any], upstream: Sequence[str] = ()) -> ModelDocument:
         relation = self.relation
-        dataset: dict[str, Any] = {
-            "name": f"{relation.schema}.{relation.name}" if relation.schema else relation.name,
-            "source": source,
-        }
+        dataset: dict[str, Any] = {"name": relation.dataset, "source": source}
         if relation.owner:
             dataset["owners"] = {"team": relation.owner}
         if relation.tags:
             dataset["tags"] = list(relation.tags)
         if relation.description:
             dataset["description"] = relation.description
+        if upstream:  # the models, seeds and snapshots it is built from (docs/lineage.md)
+            dataset["upstream"] = list(upstream)
         profiles = []
         for text, pid in self.filters.items():
             profile: dict[str, Any] = {"id": pid}

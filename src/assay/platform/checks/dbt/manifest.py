@@ -52,6 +52,12 @@ class Relation:
     description: str
     tags: tuple[str, ...]
     owner: str | None
+    depends_on: tuple[str, ...] = ()  # the unique ids of the nodes it is built from
+
+    @property
+    def dataset(self) -> str:
+        """The name of its check document's dataset: ``schema.name`` (its name without a schema)."""
+        return f"{self.schema}.{self.name}" if self.schema else self.name
 
 
 @dataclass(frozen=True)
@@ -162,6 +168,7 @@ def _relation(unique_id: str, node: Mapping[str, Any]) -> Relation:
     meta = {**_object(config.get("meta")), **_object(node.get("meta"))}
     listed = node.get("tags")
     tags = [t for t in listed if isinstance(t, str)] if isinstance(listed, list) else []
+    depends = _object(node.get("depends_on")).get("nodes")
     return Relation(
         unique_id=unique_id,
         resource_type=str(node.get("resource_type")),
@@ -172,6 +179,7 @@ def _relation(unique_id: str, node: Mapping[str, Any]) -> Relation:
         description=" ".join(str(node.get("description") or "").split()),
         tags=tuple(tags),
         owner=_text(meta.get("owner")),
+        depends_on=tuple(n for n in depends if isinstance(n, str)) if isinstance(depends, list) else (),
     )
 
 
