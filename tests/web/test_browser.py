@@ -95,7 +95,9 @@ def test_find_a_dataset_its_quality_tab_and_an_expectation_chart(site: dict[str,
     expect(results.get_by_role("link", name="vendor_trades")).to_be_visible()
     assert "q=trades" in page.url
     # leaving the field asks nothing more: a second answer's history push would cancel the click
-    page.evaluate("window.asked = 0; document.body.addEventListener('htmx:beforeRequest', () => window.asked++)")
+    page.evaluate(
+        "window.asked = 0; document.body.addEventListener('htmx:beforeRequest', () => window.asked++)"
+    )
     page.get_by_label("Find").blur()
     assert page.evaluate("window.asked") == 0
     results.get_by_role("link", name=DATASET, exact=True).click()
