@@ -140,11 +140,13 @@ def print_gate_audit(console: Console, audits: list[dict[str, Any]]) -> None:
     for audit in audits:
         who = " ".join(str(part) for part in (audit["run_id"], audit["contributor"], audit["batch"]) if part)
         if audit["balance_known"]:
-            rows = "nothing to account for" if audit["input_rows"] is None else f"{audit['input_rows']} rows"
-            line = (
-                f"{rows} = {audit['committed']} committed + {audit['quarantined']} quarantined + "
-                f"{audit['held']} held: {'balanced' if audit['balanced'] else 'NOT balanced'}"
+            outputs = (
+                f"{audit['committed']} committed + {audit['quarantined']} quarantined + {audit['held']} held"
             )
+            rows = "no rows to account for" if audit["input_rows"] is None else f"{audit['input_rows']} rows"
+            line = f"{rows} = {outputs}: {'balanced' if audit['balanced'] else 'NOT balanced'}"
+            if audit["state"] != "balanced" and audit["state"] != "unbalanced":
+                line += f" ({audit['state']})"
         else:
             line = audit["state"]
         console.print(f"{who}: {line}", highlight=False, markup=False)

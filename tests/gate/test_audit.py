@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,25 @@ def test_a_later_run_replacing_the_month_leaves_the_earlier_audit_right(world: W
     runs = {run["run_id"]: run for run in table["runs"]}
     assert len(runs) == 3 and all(run["balanced"] for run in runs.values())  # January's too
     assert runs[second]["committed"] == 20 and table["balanced"] is True
+
+
+@pytest.mark.parametrize(("point", "missing"), [("after-stage", None), ("after-settle", [4, 5, 6, 7, 8])])
+def test_a_run_killed_and_not_run_again_is_unfinished(
+    world: World, point: str, missing: list[int] | None
+) -> None:
+    """Killed before its commit, the run is still ``running``; killed after it, its quarantined
+    and held rows are still staged (missing): neither is balanced until it is recovered."""
+    killed = world.gate(world.file("feb.csv", february()), crash_at=point)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    code, table = audit(world, "--table", TABLE)
+    assert code == 1 and table["balanced"] is False
+    last = table["runs"][-1]
+    assert (last["state"], last["balanced"]) == ("unfinished", False)
+    assert (last["missing"] or None) == missing and "recover" in last["note"]
+    assert (
+        completed("recover", "--workspace", str(world.workspace), "--store", world.store_url).returncode == 0
+    )
+    assert audit(world, "--table", TABLE)[0] == 0
 
 
 def test_the_text_report_and_the_mistakes(world: World) -> None:

@@ -14,7 +14,8 @@ so a parse error counts as the record it is), and its records are matched
 
 A run that ended without a commit (``system_error``, ``config_error``) or refused a file already
 gated (``duplicate_of``) had nothing to account for: it is balanced when it left no output. A
-run still ``running`` (being run, or killed and not yet recovered) is ``unfinished``; a batch
+run still ``running`` (being run, or killed and not yet recovered), or one killed after its
+commit with its files still staged, is ``unfinished``; a batch
 that can no longer be read as it was (moved, changed, an ``s3://`` object) is ``unreadable``.
 Both are not balanced: nothing proves they are.
 """
@@ -40,6 +41,7 @@ from assay.gate.gate import table_schema
 from assay.lake import storage
 from assay.lake.iceberg import Warehouse
 from assay.lake.readers import ReadOptions
+from assay.platform.runs.staging import MANIFEST, STAGING
 from assay.vocabulary import RunState
 
 if TYPE_CHECKING:
@@ -188,13 +190,22 @@ def _audit(workspace: Workspace, run: RunRecord, engine_factory: Callable[[], En
         found = balance(engine, batch, outputs, lines)
     finally:
         engine.close()
+    if found.balanced:
+        return told(BALANCED, found)
+    if (workspace.root / STAGING / run.id / MANIFEST).exists():
+        return told(
+            UNFINISHED,
+            found,
+            "the run committed but was killed before it published its files (they are still staged): "
+            "the next gate run on the table, or `assay recover`, publishes them",
+        )
     hint = None
-    if not found.balanced and found.missing and found.held < int(summary.get("held") or 0):
+    if found.missing and found.held < int(summary.get("held") or 0):
         hint = (
             "its held file holds fewer rows than the run held: a decision released them, or a later "
             "run replacing their month withdrew them (the audit does not follow them yet)"
         )
-    return told(BALANCED if found.balanced else UNBALANCED, found, hint)
+    return told(UNBALANCED, found, hint)
 
 
 def _snapshot(warehouse: Warehouse, run: RunRecord) -> int | None:
