@@ -96,6 +96,16 @@ def test_a_later_run_replacing_the_month_leaves_the_earlier_audit_right(world: W
     assert runs[second]["committed"] == 20 and table["balanced"] is True
 
 
+def test_rows_held_then_withdrawn_by_a_resend_of_their_month_are_accounted_for(world: World) -> None:
+    first = gated(world, february())
+    second = gated(world, february("clean"), "feb-fixed.csv")  # withdraws the first run's held rows
+    assert not list((world.workspace / "held").rglob(f"{first}.parquet"))
+    code, found = audit(world, first)
+    assert code == 0, found
+    assert (found["committed"], found["quarantined"], found["held"]) == (15, 3, 0)
+    assert found["withdrawn"] == [7, 8] and found["missing"] == [] and second in found["note"]
+
+
 @pytest.mark.parametrize(("point", "missing"), [("after-stage", None), ("after-settle", [4, 5, 6, 7, 8])])
 def test_a_run_killed_and_not_run_again_is_unfinished(
     world: World, point: str, missing: list[int] | None

@@ -68,7 +68,9 @@ class Stray:
 class Balance:
     """Where a batch's records went. ``input_rows`` is None for a run that had none to account
     for (it failed before its commit, or refused a file already gated): it must have left no
-    output. ``missing`` are the lines of records in no output.
+    output. ``missing`` are the lines of records in no output; ``withdrawn`` those of records
+    held by the run and withdrawn since, when a later run replaced their month (docs/gate.md,
+    "Resends and repeats"): accounted for, by that later run.
 
     >>> Balance(3, 2, 1, 0).balanced, Balance(3, 2, 0, 0, missing=[4]).balanced
     (True, False)
@@ -81,12 +83,13 @@ class Balance:
     quarantined: int
     held: int
     missing: list[int] = field(default_factory=list)
+    withdrawn: list[int] = field(default_factory=list)
     duplicated: list[Stray] = field(default_factory=list)
     unknown: list[Stray] = field(default_factory=list)
 
     @property
     def balanced(self) -> bool:
-        outputs = self.committed + self.quarantined + self.held
+        outputs = self.committed + self.quarantined + self.held + len(self.withdrawn)
         expected = 0 if self.input_rows is None else self.input_rows
         return expected == outputs and not (self.missing or self.duplicated or self.unknown)
 
@@ -98,16 +101,24 @@ class Balance:
             "held": self.held,
             "balanced": self.balanced,
             "missing": self.missing,
+            "withdrawn": self.withdrawn,
             "duplicated": [s.to_dict() for s in self.duplicated],
             "unknown": [s.to_dict() for s in self.unknown],
         }
 
 
 def balance(
-    engine: Engine, batch: batches.Batch, outputs: Outputs, lines: Callable[[list[int]], list[int]]
+    engine: Engine,
+    batch: batches.Batch,
+    outputs: Outputs,
+    lines: Callable[[list[int]], list[int]],
+    replaced: Callable[[list[Any]], list[bool]] | None = None,
+    order: str | None = None,
 ) -> Balance:
     """Attribute every output row of a run to a record of its ``batch`` (read into ``engine``);
-    ``lines`` turns records' ROWs into the file lines a person looks at."""
+    ``lines`` turns records' ROWs into the file lines a person looks at. A record in no output
+    whose ``order`` value (statement date) a later run ``replaced`` was withdrawn from the held
+    rows by that run."""
     header, names = batch.header, batch.schema.names
     quarantined = outputs.quarantined
     absent = [name for name in [*header, LINE] if name not in quarantined.column_names]
@@ -157,7 +168,15 @@ def balance(
     missing_rows = engine.query(unplaced.order_by(exp.column(ROW, quoted=True))).column(ROW).to_pylist()
     copied = sorted({row for _, _, row in strays if row is not None})
     at = dict(zip([*missing_rows, *copied], lines([*missing_rows, *copied]), strict=True))
-    missing = sorted([at[row] for row in missing_rows] + sorted(ragged - placed))
+    withdrawn_rows: set[int] = set()
+    if missing_rows and replaced is not None and order is not None:
+        dated = batches.fetch(engine, batch.typed, missing_rows)  # a parse error has no date: stays missing
+        days = dated.column(order).to_pylist()
+        withdrawn_rows = {
+            row for row, gone in zip(dated.column(ROW).to_pylist(), replaced(days), strict=True) if gone
+        }
+    missing = sorted([at[row] for row in missing_rows if row not in withdrawn_rows] + sorted(ragged - placed))
+    withdrawn = sorted(at[row] for row in withdrawn_rows)
 
     def stray(output: str, position: int, row: int | None) -> Stray:
         return Stray(output, position + 1, None if row is None else at[row])
@@ -169,6 +188,7 @@ def balance(
         quarantined.num_rows,
         outputs.held.num_rows,
         missing=missing,
+        withdrawn=withdrawn,
         duplicated=[s for s in found if s.line is not None],
         unknown=[s for s in found if s.line is None],
     )

@@ -10,7 +10,8 @@ so a parse error counts as the record it is), and its records are matched
   (time travel), for the contributor and the months that snapshot replaced: a later run that
   replaced the same months leaves an earlier run's audit unchanged;
 - its quarantine file(s), ``dq_error/date=*/contributor=*/<run_id>.csv``;
-- its held file, ``held/<table>/contributor=*/<run_id>.parquet``.
+- its held file, ``held/<table>/contributor=*/<run_id>.parquet``; a held row missing from it
+  whose month a later snapshot of the contributor replaced was withdrawn by that run (``withdrawn``).
 
 A run that ended without a commit (``system_error``, ``config_error``) or refused a file already
 gated (``duplicate_of``) had nothing to account for: it is balanced when it left no output. A
@@ -77,7 +78,7 @@ class RunAudit:
             self.balance.to_dict()
             if self.balance is not None
             else {"input_rows": None, "committed": None, "quarantined": None, "held": None}
-            | {"missing": [], "duplicated": [], "unknown": []}
+            | {"missing": [], "withdrawn": [], "duplicated": [], "unknown": []}
         )
         return {
             "run_id": self.run_id,
@@ -167,6 +168,13 @@ def _audit(workspace: Workspace, run: RunRecord, engine_factory: Callable[[], En
             return told(BALANCED if found.balanced else UNBALANCED, found, why)
         if path is None or storage.is_url(path):
             return told(UNREADABLE, None, f"the batch {path} is not a local file: the audit reads it again")
+        if workspace.storage.dq_error:
+            return told(
+                UNREADABLE,
+                None,
+                f"the quarantine files are under {workspace.storage.dq_error} (storage: in assay.yaml): "
+                "the audit reads the workspace's own dq_error/ folder",
+            )
         batch_path = Path(path)
         if not batch_path.is_file():
             return told(
@@ -176,6 +184,8 @@ def _audit(workspace: Workspace, run: RunRecord, engine_factory: Callable[[], En
         snapshot = _snapshot(warehouse, run)
         schema = _schema(workspace, warehouse, run, batch_path)
         outputs = _outputs(workspace, warehouse, run, snapshot)
+        later = _replaced_later(warehouse, run, contributor)
+        order = warehouse.partition_columns(run.dataset)[1] if later and run.dataset else None
     engine = engine_factory()
     try:
         batch = batches.read(engine, batch_path, schema, options)
@@ -187,11 +197,21 @@ def _audit(workspace: Workspace, run: RunRecord, engine_factory: Callable[[], En
         def lines(rows: list[int]) -> list[int]:
             return batches.record_lines(engine, batch, rows, options)
 
-        found = balance(engine, batch, outputs, lines)
+        def replaced(days: list[Any]) -> list[bool]:
+            return [day is not None and _iso(day) in later for day in days]
+
+        found = balance(engine, batch, outputs, lines, replaced, order)
     finally:
         engine.close()
     if found.balanced:
-        return told(BALANCED, found)
+        by = ", ".join(sorted(set(later.values())))
+        return told(
+            BALANCED,
+            found,
+            f"{len(found.withdrawn)} held row(s) withdrawn since: a later run ({by}) sent their month again"
+            if found.withdrawn
+            else None,
+        )
     if (workspace.root / STAGING / run.id / MANIFEST).exists():
         return told(
             UNFINISHED,
@@ -202,10 +222,30 @@ def _audit(workspace: Workspace, run: RunRecord, engine_factory: Callable[[], En
     hint = None
     if found.missing and found.held < int(summary.get("held") or 0):
         hint = (
-            "its held file holds fewer rows than the run held: a decision released them, or a later "
-            "run replacing their month withdrew them (the audit does not follow them yet)"
+            "its held file holds fewer rows than the run held: a decision released them "
+            "(the audit does not follow rows a decision released yet)"
         )
     return told(UNBALANCED, found, hint)
+
+
+def _replaced_later(warehouse: Warehouse, run: RunRecord, contributor: str | None) -> dict[str, str]:
+    """The contributor's months that a later run replaced (committed again after this run
+    started), with that run's id: the rows this run held for them were withdrawn."""
+    if run.dataset is None or contributor is None or not warehouse.exists(run.dataset):
+        return {}
+    later: dict[str, str] = {}
+    for info in warehouse.snapshots(run.dataset):
+        by = info.properties.get(RUN_ID, "")
+        if by == run.id or info.properties.get("assay.contributor") != contributor:
+            continue
+        if info.committed_at > run.started_at:
+            for month in filter(None, info.properties.get("assay.months", "").split(",")):
+                later[month] = by
+    return later
+
+
+def _iso(day: Any) -> str:
+    return str(day.isoformat()) if isinstance(day, date | datetime) else str(day)
 
 
 def _snapshot(warehouse: Warehouse, run: RunRecord) -> int | None:
