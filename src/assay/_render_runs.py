@@ -143,8 +143,9 @@ def print_gate_audit(console: Console, audits: list[dict[str, Any]]) -> None:
             outputs = (
                 f"{audit['committed']} committed + {audit['quarantined']} quarantined + {audit['held']} held"
             )
-            if audit["withdrawn"]:
-                outputs += f" + {len(audit['withdrawn'])} withdrawn"
+            for since in ("withdrawn", "released"):
+                if audit[since]:
+                    outputs += f" + {len(audit[since])} {since}"
             rows = "no rows to account for" if audit["input_rows"] is None else f"{audit['input_rows']} rows"
             line = f"{rows} = {outputs}: {'balanced' if audit['balanced'] else 'NOT balanced'}"
             if audit["state"] != "balanced" and audit["state"] != "unbalanced":

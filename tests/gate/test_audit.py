@@ -103,7 +103,30 @@ def test_rows_held_then_withdrawn_by_a_resend_of_their_month_are_accounted_for(w
     code, found = audit(world, first)
     assert code == 0, found
     assert (found["committed"], found["quarantined"], found["held"]) == (15, 3, 0)
-    assert found["withdrawn"] == [7, 8] and found["missing"] == [] and second in found["note"]
+    assert found["withdrawn"] == [7, 8] and found["missing"] == [] and "withdrawn" in found["note"]
+    assert audit(world, second)[1]["held"] == 0  # the resend held nothing: FROZEN waits no more
+
+
+@pytest.mark.parametrize("decided", ["accept", "reject"])
+def test_rows_held_then_released_by_a_decision_are_accounted_for(world: World, decided: str) -> None:
+    run_id = gated(world, february())
+    done = completed(
+        "decisions",
+        decided,
+        "--dataset",
+        TABLE,
+        "--all",
+        "--workspace",
+        str(world.workspace),
+        "--store",
+        world.store_url,
+    )
+    assert done.returncode == 0, done.stderr
+    assert not list((world.workspace / "held").rglob(f"{run_id}.parquet"))
+    code, found = audit(world, run_id)
+    assert code == 0, found
+    assert (found["committed"], found["quarantined"], found["held"]) == (15, 3, 0)
+    assert found["released"] == [7, 8] and found["missing"] == [] and "decision" in found["note"]
 
 
 @pytest.mark.parametrize(("point", "missing"), [("after-stage", None), ("after-settle", [4, 5, 6, 7, 8])])

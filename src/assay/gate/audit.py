@@ -32,8 +32,9 @@ from assay.engine import Engine
 from assay.errors import PlatformError
 from assay.gate import batch as batches
 from assay.gate.batch import ROW
+from assay.gate.schema import sql_type
 
-COMMITTED, QUARANTINED, HELD = "committed", "quarantined", "held"
+COMMITTED, QUARANTINED, HELD, RELEASED = "committed", "quarantined", "held", "released"
 OUT = "__out"  # an output row's position in its output, 0-based
 LINE = "dq_line"  # the quarantine file's line of a record that did not split into columns
 _RANK = "__copy"  # which copy of identical rows a row is, in file (or output) order
@@ -49,6 +50,19 @@ class Outputs:
     quarantined: pa.Table
     held: pa.Table
     sources: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Since:
+    """What became of a run's held rows after it, for the records found in no output: ``order``
+    is the statement-date column; ``replaced`` says of each record's date whether a later run
+    sent that month again (withdrawing the rows held for it); ``released`` gives, for dates, the
+    rows decisions released: those accepted as the table held them (typed) and those rejected
+    as their quarantine files hold them (text of typed values)."""
+
+    order: str
+    replaced: Callable[[list[Any]], list[bool]]
+    released: Callable[[list[Any]], tuple[pa.Table, pa.Table]]
 
 
 @dataclass(frozen=True)
@@ -70,7 +84,8 @@ class Balance:
     for (it failed before its commit, or refused a file already gated): it must have left no
     output. ``missing`` are the lines of records in no output; ``withdrawn`` those of records
     held by the run and withdrawn since, when a later run replaced their month (docs/gate.md,
-    "Resends and repeats"): accounted for, by that later run.
+    "Resends and repeats"), and ``released`` those a decision committed or quarantined since:
+    accounted for, by that later run or decision.
 
     >>> Balance(3, 2, 1, 0).balanced, Balance(3, 2, 0, 0, missing=[4]).balanced
     (True, False)
@@ -84,12 +99,13 @@ class Balance:
     held: int
     missing: list[int] = field(default_factory=list)
     withdrawn: list[int] = field(default_factory=list)
+    released: list[int] = field(default_factory=list)
     duplicated: list[Stray] = field(default_factory=list)
     unknown: list[Stray] = field(default_factory=list)
 
     @property
     def balanced(self) -> bool:
-        outputs = self.committed + self.quarantined + self.held + len(self.withdrawn)
+        outputs = self.committed + self.quarantined + self.held + len(self.withdrawn) + len(self.released)
         expected = 0 if self.input_rows is None else self.input_rows
         return expected == outputs and not (self.missing or self.duplicated or self.unknown)
 
@@ -102,6 +118,7 @@ class Balance:
             "balanced": self.balanced,
             "missing": self.missing,
             "withdrawn": self.withdrawn,
+            "released": self.released,
             "duplicated": [s.to_dict() for s in self.duplicated],
             "unknown": [s.to_dict() for s in self.unknown],
         }
@@ -112,13 +129,11 @@ def balance(
     batch: batches.Batch,
     outputs: Outputs,
     lines: Callable[[list[int]], list[int]],
-    replaced: Callable[[list[Any]], list[bool]] | None = None,
-    order: str | None = None,
+    since: Since | None = None,
 ) -> Balance:
     """Attribute every output row of a run to a record of its ``batch`` (read into ``engine``);
     ``lines`` turns records' ROWs into the file lines a person looks at. A record in no output
-    whose ``order`` value (statement date) a later run ``replaced`` was withdrawn from the held
-    rows by that run."""
+    may have been held and have left since (``since``): withdrawn, or released by a decision."""
     header, names = batch.header, batch.schema.names
     quarantined = outputs.quarantined
     absent = [name for name in [*header, LINE] if name not in quarantined.column_names]
@@ -169,13 +184,19 @@ def balance(
     copied = sorted({row for _, _, row in strays if row is not None})
     at = dict(zip([*missing_rows, *copied], lines([*missing_rows, *copied]), strict=True))
     withdrawn_rows: set[int] = set()
-    if missing_rows and replaced is not None and order is not None:
+    if missing_rows and since is not None:
         dated = batches.fetch(engine, batch.typed, missing_rows)  # a parse error has no date: stays missing
-        days = dated.column(order).to_pylist()
-        withdrawn_rows = {
-            row for row, gone in zip(dated.column(ROW).to_pylist(), replaced(days), strict=True) if gone
-        }
-    missing = sorted([at[row] for row in missing_rows if row not in withdrawn_rows] + sorted(ragged - placed))
+        days = dated.column(since.order).to_pylist()
+        gone, found = since.replaced(days), dated.column(ROW).to_pylist()
+        withdrawn_rows = {row for row, out in zip(found, gone, strict=True) if out}
+        still = [(row, day) for row, day, out in zip(found, days, gone, strict=True) if not out]
+        if still:
+            _released(engine, batch, typed, since, still, owner)
+    released = sorted(at[row] for row in missing_rows if owner.get(row) == RELEASED)
+    missing = sorted(
+        [at[row] for row in missing_rows if row not in withdrawn_rows and row not in owner]
+        + sorted(ragged - placed)
+    )
     withdrawn = sorted(at[row] for row in withdrawn_rows)
 
     def stray(output: str, position: int, row: int | None) -> Stray:
@@ -189,9 +210,41 @@ def balance(
         outputs.held.num_rows,
         missing=missing,
         withdrawn=withdrawn,
+        released=released,
         duplicated=[s for s in found if s.line is not None],
         unknown=[s for s in found if s.line is None],
     )
+
+
+def _released(
+    engine: Engine,
+    batch: batches.Batch,
+    typed: exp.Select,
+    since: Since,
+    still: list[tuple[int, Any]],
+    owner: dict[int, str],
+) -> None:
+    """Attribute records still in no output (``still``: ROW and date) to the rows decisions
+    released for their dates; the other rows of those snapshots are not this run's and are
+    not strays."""
+    names = batch.schema.names
+    accepted, rejected = since.released(sorted({day for _, day in still if day is not None}))
+    mine = typed.where(batches.in_rows(engine, [row for row, _ in still], "__audit_still"))
+    if accepted.num_rows:
+        _place(engine, RELEASED, mine, accepted.select(names), names, owner, None)
+    if rejected.num_rows:
+        engine.register_arrow("__audit_rejected", rejected.select(names))
+        cast = exp.select(
+            *(
+                exp.alias_(
+                    exp.TryCast(this=exp.column(f.name, quoted=True), to=sql_type(f.type)),
+                    f.name,
+                    quoted=True,
+                )
+                for f in batch.schema
+            )
+        ).from_(exp.to_identifier("__audit_rejected", quoted=True))
+        _place(engine, RELEASED, mine, engine.query(cast), names, owner, None, name="__audit_released_q")
 
 
 def _columns(names: Sequence[str]) -> list[exp.Expr]:
@@ -205,17 +258,18 @@ def _place(
     rows: pa.Table,
     names: list[str],
     owner: dict[int, str],
-    strays: list[tuple[str, int, int | None]],
+    strays: list[tuple[str, int, int | None]] | None,
     *,
     positions: pa.Array | None = None,
+    name: str | None = None,
 ) -> None:
     """Attribute the ``rows`` of ``output`` to the ``records`` (ROW and ``names``) not yet in an
     output (``owner``), the k-th copy of a content to the k-th record holding it; what is left
-    joins ``strays``, with the first record it copies, if any."""
+    joins ``strays`` (unless None), with the first record it copies, if any."""
     if not rows.num_rows:
         return
     at = positions if positions is not None else pa.array(range(rows.num_rows), pa.int64())
-    name = f"__audit_{output}"
+    name = name or f"__audit_{output}"
     engine.register_arrow(name, rows.append_column(OUT, at))
     free = records.copy()
     if owner:
@@ -256,7 +310,7 @@ def _place(
             left.append(position)
         else:
             owner[row] = output
-    if not left:
+    if not left or strays is None:
         return
     # what a row left over copies: any record with its content, placed or not
     engine.register_arrow("__audit_left", pa.table({OUT: pa.array(left, pa.int64())}))

@@ -10,8 +10,9 @@ so a parse error counts as the record it is), and its records are matched
   (time travel), for the contributor and the months that snapshot replaced: a later run that
   replaced the same months leaves an earlier run's audit unchanged;
 - its quarantine file(s), ``dq_error/date=*/contributor=*/<run_id>.csv``;
-- its held file, ``held/<table>/contributor=*/<run_id>.parquet``; a held row missing from it
-  whose month a later snapshot of the contributor replaced was withdrawn by that run (``withdrawn``).
+- its held file, ``held/<table>/contributor=*/<run_id>.parquet``; and for a held row gone from
+  it since, where it went (:func:`_since`): withdrawn by a later run sending its month again, or
+  released by a decision, committed or quarantined.
 
 A run that ended without a commit (``system_error``, ``config_error``) or refused a file already
 gated (``duplicate_of``) had nothing to account for: it is balanced when it left no output. A
@@ -37,8 +38,9 @@ from assay.engine import DuckDBEngine
 from assay.errors import ConfigError, PlatformError
 from assay.gate import batch as batches
 from assay.gate import holds
-from assay.gate.audit import COMMITTED, HELD, QUARANTINED, Balance, Outputs, balance
+from assay.gate.audit import COMMITTED, HELD, QUARANTINED, Balance, Outputs, Since, balance
 from assay.gate.gate import table_schema
+from assay.gate.holds import HELD_BY
 from assay.lake import storage
 from assay.lake.iceberg import Warehouse
 from assay.lake.readers import ReadOptions
@@ -184,8 +186,7 @@ def _audit(workspace: Workspace, run: RunRecord, engine_factory: Callable[[], En
         snapshot = _snapshot(warehouse, run)
         schema = _schema(workspace, warehouse, run, batch_path)
         outputs = _outputs(workspace, warehouse, run, snapshot)
-        later = _replaced_later(warehouse, run, contributor)
-        order = warehouse.partition_columns(run.dataset)[1] if later and run.dataset else None
+        since = _since(workspace, warehouse, run, contributor)
     engine = engine_factory()
     try:
         batch = batches.read(engine, batch_path, schema, options)
@@ -197,21 +198,19 @@ def _audit(workspace: Workspace, run: RunRecord, engine_factory: Callable[[], En
         def lines(rows: list[int]) -> list[int]:
             return batches.record_lines(engine, batch, rows, options)
 
-        def replaced(days: list[Any]) -> list[bool]:
-            return [day is not None and _iso(day) in later for day in days]
-
-        found = balance(engine, batch, outputs, lines, replaced, order)
+        found = balance(engine, batch, outputs, lines, since)
     finally:
         engine.close()
     if found.balanced:
-        by = ", ".join(sorted(set(later.values())))
-        return told(
-            BALANCED,
-            found,
-            f"{len(found.withdrawn)} held row(s) withdrawn since: a later run ({by}) sent their month again"
-            if found.withdrawn
-            else None,
-        )
+        left = [
+            f"{len(rows)} {what}"
+            for rows, what in (
+                (found.withdrawn, "withdrawn by a later run sending their month again"),
+                (found.released, "released by a decision"),
+            )
+            if rows
+        ]
+        return told(BALANCED, found, f"held rows since: {'; '.join(left)}" if left else None)
     if (workspace.root / STAGING / run.id / MANIFEST).exists():
         return told(
             UNFINISHED,
@@ -219,29 +218,56 @@ def _audit(workspace: Workspace, run: RunRecord, engine_factory: Callable[[], En
             "the run committed but was killed before it published its files (they are still staged): "
             "the next gate run on the table, or `assay recover`, publishes them",
         )
-    hint = None
-    if found.missing and found.held < int(summary.get("held") or 0):
-        hint = (
-            "its held file holds fewer rows than the run held: a decision released them "
-            "(the audit does not follow rows a decision released yet)"
-        )
-    return told(UNBALANCED, found, hint)
+    return told(UNBALANCED, found)
 
 
-def _replaced_later(warehouse: Warehouse, run: RunRecord, contributor: str | None) -> dict[str, str]:
-    """The contributor's months that a later run replaced (committed again after this run
-    started), with that run's id: the rows this run held for them were withdrawn."""
-    if run.dataset is None or contributor is None or not warehouse.exists(run.dataset):
-        return {}
-    later: dict[str, str] = {}
-    for info in warehouse.snapshots(run.dataset):
-        by = info.properties.get(RUN_ID, "")
-        if by == run.id or info.properties.get("assay.contributor") != contributor:
+def _since(
+    workspace: Workspace, warehouse: Warehouse, run: RunRecord, contributor: str | None
+) -> Since | None:
+    """What the table and the quarantine hold of the run's held rows after it: the months later
+    runs of the contributor sent again (which withdrew the rows held for them), the rows decisions
+    committed (a snapshot ``decision-N`` of the contributor, ``assay.held-by`` this run when it
+    says) and the files of the rows decisions quarantined (``decision-N-<run_id>*.csv``)."""
+    table = run.dataset
+    if table is None or contributor is None or not warehouse.exists(table):
+        return None
+    months: set[str] = set()
+    decided: list[int] = []
+    for info in warehouse.snapshots(table):
+        by, props = info.properties.get(RUN_ID, ""), info.properties
+        if (
+            by == run.id
+            or props.get("assay.contributor") != contributor
+            or info.committed_at <= run.started_at
+        ):
             continue
-        if info.committed_at > run.started_at:
-            for month in filter(None, info.properties.get("assay.months", "").split(",")):
-                later[month] = by
-    return later
+        if by.startswith("decision-"):
+            if props.get(HELD_BY, run.id) == run.id:
+                decided.append(info.snapshot_id)
+        else:
+            months.update(filter(None, props.get("assay.months", "").split(",")))
+    contributor_column, order = warehouse.partition_columns(table)[:2]
+    dq_error = workspace.root / "dq_error"
+    rejected_files = sorted(
+        {
+            *dq_error.glob(f"date=*/contributor=*/decision-*-{run.id}.csv"),
+            *dq_error.glob(f"date=*/contributor=*/decision-*-{run.id}-committed.csv"),
+        }
+    )
+
+    def replaced(days: list[Any]) -> list[bool]:
+        return [day is not None and _iso(day) in months for day in days]
+
+    def released(days: list[Any]) -> tuple[pa.Table, pa.Table]:
+        where = {contributor_column: contributor, order: days}
+        accepted = [warehouse.read(table, where, snapshot=snapshot) for snapshot in decided]
+        rejected = [_quarantine(path) for path in rejected_files]
+        return (
+            pa.concat_tables(accepted) if accepted else pa.table({}),
+            pa.concat_tables(rejected, promote_options="permissive") if rejected else pa.table({}),
+        )
+
+    return Since(order, replaced, released)
 
 
 def _iso(day: Any) -> str:
