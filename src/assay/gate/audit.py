@@ -187,9 +187,9 @@ def balance(
     if missing_rows and since is not None:
         dated = batches.fetch(engine, batch.typed, missing_rows)  # a parse error has no date: stays missing
         days = dated.column(since.order).to_pylist()
-        gone, found = since.replaced(days), dated.column(ROW).to_pylist()
-        withdrawn_rows = {row for row, out in zip(found, gone, strict=True) if out}
-        still = [(row, day) for row, day, out in zip(found, days, gone, strict=True) if not out]
+        gone, dated_rows = since.replaced(days), dated.column(ROW).to_pylist()
+        withdrawn_rows = {row for row, out in zip(dated_rows, gone, strict=True) if out}
+        still = [(row, day) for row, day, out in zip(dated_rows, days, gone, strict=True) if not out]
         if still:
             _released(engine, batch, typed, since, still, owner)
     released = sorted(at[row] for row in missing_rows if owner.get(row) == RELEASED)

@@ -186,21 +186,21 @@ def _audit(workspace: Workspace, run: RunRecord, engine_factory: Callable[[], En
         snapshot = _snapshot(warehouse, run)
         schema = _schema(workspace, warehouse, run, batch_path)
         outputs = _outputs(workspace, warehouse, run, snapshot)
-        since = _since(workspace, warehouse, run, contributor)
-    engine = engine_factory()
-    try:
-        batch = batches.read(engine, batch_path, schema, options)
-        if source.get("sha256") and batch.sha256 != source["sha256"]:
-            return told(
-                UNREADABLE, None, f"{path}: the file changed since the run read it (its SHA-256 differs)"
-            )
+        since = _since(workspace, warehouse, run, contributor)  # reads the warehouse when asked
+        engine = engine_factory()
+        try:
+            batch = batches.read(engine, batch_path, schema, options)
+            if source.get("sha256") and batch.sha256 != source["sha256"]:
+                return told(
+                    UNREADABLE, None, f"{path}: the file changed since the run read it (its SHA-256 differs)"
+                )
 
-        def lines(rows: list[int]) -> list[int]:
-            return batches.record_lines(engine, batch, rows, options)
+            def lines(rows: list[int]) -> list[int]:
+                return batches.record_lines(engine, batch, rows, options)
 
-        found = balance(engine, batch, outputs, lines, since)
-    finally:
-        engine.close()
+            found = balance(engine, batch, outputs, lines, since)
+        finally:
+            engine.close()
     if found.balanced:
         left = [
             f"{len(rows)} {what}"
