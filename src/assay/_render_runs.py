@@ -133,3 +133,41 @@ def print_badge(result: dict[str, Any], console: Any = None) -> None:
     for c in result["criteria"]:
         mark = "[green]met[/green]    " if c["met"] else "[red]not met[/red]"
         console.print(f"  {mark} {c['name']:<19} {escape(c['evidence'])}", highlight=False)
+
+
+def print_gate_audit(console: Console, audits: list[dict[str, Any]]) -> None:
+    """Each gate run's balance on a line (``assay gate audit``), then what does not add up."""
+    for audit in audits:
+        who = " ".join(str(part) for part in (audit["run_id"], audit["contributor"], audit["batch"]) if part)
+        if audit["balance_known"]:
+            outputs = (
+                f"{audit['committed']} committed + {audit['quarantined']} quarantined + {audit['held']} held"
+            )
+            for since in ("withdrawn", "released"):
+                if audit[since]:
+                    outputs += f" + {len(audit[since])} {since}"
+            rows = "no rows to account for" if audit["input_rows"] is None else f"{audit['input_rows']} rows"
+            line = f"{rows} = {outputs}: {'balanced' if audit['balanced'] else 'NOT balanced'}"
+            if audit["state"] != "balanced" and audit["state"] != "unbalanced":
+                line += f" ({audit['state']})"
+        else:
+            line = audit["state"]
+        console.print(f"{who}: {line}", highlight=False, markup=False)
+        if audit["missing"]:
+            lines = ", ".join(str(n) for n in audit["missing"])
+            console.print(f"  missing (in no output): line(s) {lines}", highlight=False, markup=False)
+        for stray in audit["duplicated"]:
+            console.print(
+                f"  duplicated: line {stray['line']} again in {stray['output']} "
+                f"(its row {stray['position']})",
+                highlight=False,
+                markup=False,
+            )
+        for stray in audit["unknown"]:
+            console.print(
+                f"  unknown: row {stray['position']} of {stray['output']} is no row of the batch",
+                highlight=False,
+                markup=False,
+            )
+        if audit["note"]:
+            console.print(f"  {audit['note']}", highlight=False, markup=False)

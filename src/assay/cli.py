@@ -168,7 +168,7 @@ def _register_commands() -> None:
     from assay._cli_check import check_app
     from assay._cli_decisions import accept_command, decisions_app
     from assay._cli_dqdl import dqdl_app, rules_app
-    from assay._cli_gate import gate, table_app
+    from assay._cli_gate import GateCommand, gate, table_app
     from assay._cli_incidents import incidents_app
     from assay._cli_notify import notify_app
     from assay._cli_profile import history_command, profile_command
@@ -181,7 +181,7 @@ def _register_commands() -> None:
     app.add_typer(rules_app, name="rules")
     app.add_typer(table_app, name="table")
     app.add_typer(decisions_app, name="decisions")
-    app.command("gate")(gate)
+    app.command("gate", cls=GateCommand)(gate)
     app.command("profile")(profile_command)
     app.command("history")(history_command)
     app.command("accept")(accept_command)

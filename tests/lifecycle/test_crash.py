@@ -1,8 +1,10 @@
 """Crash safety of a gate run (issue 8, section 2): ``assay gate`` is killed with SIGKILL at every
 write boundary, run twice at once, run on two files for one month at once, and starved of disk,
 on SQLite and on PostgreSQL; afterwards nothing is lost, nothing is duplicated, history equals a
-clean run's, and the rows a person is asked to decide equal the rows held. The runs that are
-killed, starved or raced are processes of their own; the runs after them run in this process."""
+clean run's, the rows a person is asked to decide equal the rows held, and every gate run of the
+table balances (``assay gate audit``: each row of its batch in exactly one of its outputs). The
+runs that are killed, starved or raced are processes of their own; the runs after them run in
+this process."""
 
 from __future__ import annotations
 
@@ -62,6 +64,7 @@ def test_a_run_killed_at_each_write_boundary_is_finished_or_undone(
     seen = world.observe()
     assert seen == clean
     assert seen.running == 0 and seen.pending_loads == 0 and seen.staged == []
+    assert world.unbalanced() == []  # the killed run and the run after it each account for every row
 
 
 def test_the_same_file_twice_at_once_lands_once(make_world: Callable[[], World], clean: Observation) -> None:
@@ -73,6 +76,7 @@ def test_the_same_file_twice_at_once_lands_once(make_world: Callable[[], World],
     summaries = [json.loads(out) for out, _ in outs]
     assert sorted(bool(s["duplicate_of"]) for s in summaries) == [False, True]
     assert world.observe() == clean
+    assert world.unbalanced() == []
 
 
 def test_two_files_for_one_month_at_once_leave_one_month(make_world: Callable[[], World]) -> None:
@@ -112,6 +116,7 @@ def test_a_full_disk_is_a_system_error_that_loses_nothing(
     again = world.gate_here(batch)
     assert again.returncode == 0, again.stderr
     assert world.observe() == clean
+    assert world.unbalanced() == []
 
 
 def test_a_failure_after_the_commit_keeps_the_month_and_the_next_run_repairs_it(
@@ -134,6 +139,7 @@ def test_a_failure_after_the_commit_keeps_the_month_and_the_next_run_repairs_it(
     assert json.loads(again.stdout)["duplicate_of"]
     assert world.observe() == clean
     assert len(list(runs.glob("*.json"))) == 2  # the repaired run and the duplicate (January's was removed)
+    assert world.unbalanced() == []
 
 
 def test_a_run_killed_after_its_commit_is_finished_by_assay_recover(
@@ -149,6 +155,7 @@ def test_a_run_killed_after_its_commit_is_finished_by_assay_recover(
     (item,) = json.loads(recovered.stdout)["recovered"]
     assert item["action"] == "finished"
     assert world.observe() == clean
+    assert world.unbalanced() == []
 
 
 def test_a_refused_month_killed_while_measured_is_never_history(make_world: Callable[[], World]) -> None:

@@ -8,6 +8,7 @@ afterwards, to compare with a clean run."""
 from __future__ import annotations
 
 import csv
+import json
 import os
 import subprocess
 import sys
@@ -145,6 +146,18 @@ class World:
         return subprocess.Popen(
             self.command(batch), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
+
+    def unbalanced(self) -> list[dict[str, Any]]:
+        """The gate runs of the table whose audit (``assay gate audit --table``: every row of the
+        batch read again, found in exactly one output) does not balance: none, after any crash."""
+        done = completed(
+            "gate", "audit", "--table", TABLE, "--workspace", str(self.workspace), "--store", self.store_url,
+            "--json",
+        )  # fmt: skip
+        assert done.returncode in (0, 1), done.stderr
+        runs: list[dict[str, Any]] = json.loads(done.stdout)["runs"]
+        assert (done.returncode == 0) == all(run["balanced"] for run in runs)
+        return [run for run in runs if not run["balanced"]]
 
     def observe(self) -> Observation:
         warehouse = Warehouse.open(self.workspace)

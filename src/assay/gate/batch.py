@@ -217,6 +217,15 @@ def read(engine: Engine, path: Path, schema: pa.Schema | None, options: ReadOpti
     return Batch(path, sha256, schema, header, TEXT, TYPED, staged.rows, staged, cells, rejects + errors)
 
 
+def record_lines(engine: Engine, batch: Batch, rows: Sequence[int], options: ReadOptions) -> list[int]:
+    """The file lines where the records ``rows`` (their ROWs) start, as a parse error names them
+    (the batch read with ``options``)."""
+    if not rows:
+        return []
+    physical = file_format(batch.path) == "csv"
+    return _Lines(engine, batch.staged, batch.header, physical=physical, headed=options.header).of_rows(rows)
+
+
 def fetch(
     engine: Engine, table: str, rows: list[int] | None = None, *, schema: pa.Schema | None = None
 ) -> pa.Table:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from assay.store.profiles import Decision
 
 WAITS = "__waits"
+HELD_BY = "assay.held-by"  # a decision's commit of held rows names the run that held them
 ROW = "__row"
 
 
@@ -242,6 +243,7 @@ def release(workspace: Workspace, store: MetricStore, decision: Decision) -> lis
                         properties={
                             "assay.run-id": f"decision-{decision.id}",
                             "assay.contributor": contributor,
+                            HELD_BY: path.stem,  # the run that held them: its audit follows them here
                         },
                     )
                 lines.append(

@@ -6,7 +6,8 @@ failed, skipped}}, groups [{statement_date, rows, dataset_rules [{rule_id, outco
 message}]}]``; ``total == passed + quarantined + held`` always (``held``: rows waiting for a decision on a
 never-seen value). Extra fields are additions: ``quarantined_by {rule_id: {rows, rule, reason}}``
 (the rows each rule or reason of the gate quarantined, a row under each it failed) and
-``incidents`` (what the run did to incidents, :mod:`assay.platform.alerts`).
+``incidents`` (what the run did to incidents, :mod:`assay.platform.alerts`) and ``read`` (the
+reading options given, when any: ``assay gate audit`` reads the batch again with them).
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ class Summary:
     quarantined_by: dict[str, dict[str, Any]] = field(default_factory=dict)
     incidents: dict[str, int] | None = None
     attempts: list[dict[str, Any]] = field(default_factory=list)  # the read's and measure's tries
+    read: dict[str, Any] = field(default_factory=dict)  # the reading options not left at their defaults
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -127,4 +129,5 @@ class Summary:
             "finished_at": self.finished_at,
             "attempts": self.attempts,
             **({"incidents": self.incidents} if self.incidents is not None else {}),
+            **({"read": self.read} if self.read else {}),
         }

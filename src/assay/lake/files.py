@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from assay.engine.cells import NULL_TOKENS
 from assay.errors import ConfigError
@@ -77,6 +78,35 @@ class ReadOptions:
             value = getattr(self, name)
             if value is not None and len(value) != 1:
                 raise ConfigError(f"--{name}: give one character, not {value!r}")
+
+    def recorded(self) -> dict[str, object]:
+        """The options that differ from the defaults, as JSON values: what a run records so
+        that its input can be read again as it was (``assay gate audit``); ``types`` aside.
+
+        >>> ReadOptions(delimiter=";").recorded()
+        {'delimiter': ';'}
+        >>> ReadOptions.of_recorded(ReadOptions(nulls=("NA",)).recorded()) == ReadOptions(nulls=("NA",))
+        True
+        """
+        default = ReadOptions()
+        return {
+            name: list(value) if isinstance(value, tuple) else value
+            for name in _RECORDED
+            if (value := getattr(self, name)) != getattr(default, name)
+        }
+
+    @classmethod
+    def of_recorded(cls, recorded: Mapping[str, Any]) -> ReadOptions:
+        """The options :meth:`recorded` wrote (an unknown name is ignored: a later version's)."""
+        chosen: dict[str, Any] = {
+            name: tuple(value) if isinstance(value, list) else value
+            for name, value in recorded.items()
+            if name in _RECORDED
+        }
+        return cls(**chosen)
+
+
+_RECORDED = ("nulls", "delimiter", "quote", "header", "encoding", "decimal_comma", "null_tokens")
 
 
 def file_format(path: Path) -> str:

@@ -312,8 +312,20 @@ class Warehouse:
         """
         return self._partitions(self._load(name), name, where)
 
-    def read(self, name: str, where: Mapping[str, Any], columns: Sequence[str] | None = None) -> pa.Table:
-        """The rows of ``name`` whose columns equal the values in ``where`` (a list means any of them).
+    def partition_columns(self, name: str) -> list[str]:
+        """The columns ``name`` is partitioned by, in the spec's order."""
+        return fields.partition_columns(self._load(name))
+
+    def read(
+        self,
+        name: str,
+        where: Mapping[str, Any],
+        columns: Sequence[str] | None = None,
+        *,
+        snapshot: int | None = None,
+    ) -> pa.Table:
+        """The rows of ``name`` whose columns equal the values in ``where`` (a list means any of them),
+        in the current snapshot or in ``snapshot`` (time travel: what that commit left).
 
         Equality on partition columns prunes the scan to those partitions' files (:meth:`scan_files`
         counts them), so reading one contributor-month costs the same however long the history grows.
@@ -324,7 +336,9 @@ class Warehouse:
         for column in selected:
             if stored.get_field_index(column) < 0:
                 raise ConfigError(f"table '{name}' has no column '{column}'")
-        scan = table.scan(row_filter=_filter(table, name, where), selected_fields=tuple(selected))
+        scan = table.scan(
+            row_filter=_filter(table, name, where), selected_fields=tuple(selected), snapshot_id=snapshot
+        )
         with platform_errors(f"table '{name}'"):
             data = scan.to_arrow()
         return fields.restore(data.select(selected), stored)

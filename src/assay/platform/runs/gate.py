@@ -276,6 +276,7 @@ class GateRun(Flow[Measured | None, None, RoutePlan | None, GateResult]):
             batch.sha256,
             started_at=run.started_at.isoformat(),
         )
+        summary.read = opts.read.recorded()
         summary.duplicate_of = duplicate(self.scope, warehouse, exists, batch.sha256)
         self.found = Read(chosen, batch, warehouse, exists, summary)
 
