@@ -79,7 +79,7 @@ def incidents_list(
             )
         states = [status]
     with _open(workspace, store) as metric_store:
-        found = metric_store.incidents(dataset=dataset, states=states)
+        found = metric_store.incidents(dataset=dataset, states=states, layers=True)
     if json_out:
         sys.stdout.write(json.dumps({"incidents": [i.to_dict() for i in found]}, indent=2) + "\n")
         return

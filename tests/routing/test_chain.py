@@ -12,6 +12,8 @@ import pytest
 
 from _invoke import assay
 from _receivers import Receiver
+from assay.platform.checks.document import load_document
+from assay.platform.entries import Filters, refresh_stale
 from assay.platform.incidents import resolve
 from assay.store import MetricStore
 from routing._chain import LAYERS, Chain
@@ -111,3 +113,39 @@ def test_a_dry_run_and_an_advisory_expectation_join_nothing_and_tell_no_one(
     # neither their advisory failure nor their dry run told them again
     for layer in ("silver", "gold"):
         assert [b["kind"] for b in chain.got(layer)] == ["downstream_incident"]
+
+
+def _open_counts(chain: Chain, now: datetime) -> dict[str, int]:
+    """Each dataset's open incidents as its kept catalog entry says, after a refresh of the stale."""
+    documents = {}
+    for path in (chain.root / "checks").glob("*.yaml"):
+        document = load_document(path)
+        documents[document.dataset.name] = (path, document)
+    with MetricStore.open(chain.store) as store:
+        refresh_stale(store, documents, now=now)
+        _, kept = store.catalog_page(Filters(), sort="name", descending=False, offset=0, limit=10)
+        from_scratch = store.activity()
+    counts = {e.name: e.open_incidents for e in kept}
+    assert counts == {name: a.open_incidents for name, a in from_scratch.items()}
+    return counts
+
+
+def test_a_dataset_that_is_a_layer_counts_the_incident_wherever_its_incidents_are_asked_for(
+    tmp_path: Path, receiver: Receiver, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Gold's owners, told of bronze's incident, find it under gold: in ``incidents list
+    --dataset``, on the catalog (its open incidents) and to the Airflow sensor (the same store
+    query); resolved on bronze, it leaves gold's count too."""
+    chain = Chain(tmp_path / "ws", receiver, f"sqlite:///{tmp_path / 'assay.db'}")
+    incident = chain.fail_on_one_day(capsys)
+    where = ("--workspace", str(chain.root), "--store", chain.store)
+    assert (
+        assay("incidents", "list", "--dataset", "gold.orders", "--status", "unresolved", "--json", *where)
+        == 0
+    )
+    assert [i["id"] for i in json.loads(capsys.readouterr().out)["incidents"]] == [incident.id]
+    day = datetime(2026, 11, 3, 12, tzinfo=UTC)
+    assert _open_counts(chain, day) == {"bronze.orders": 1, "silver.orders": 1, "gold.orders": 1}
+    with MetricStore.open(chain.store) as store:
+        resolve(store, incident.id, by="ana", cause="real_issue", note=None, now=day)
+    assert _open_counts(chain, day) == {"bronze.orders": 0, "silver.orders": 0, "gold.orders": 0}

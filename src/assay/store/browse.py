@@ -193,10 +193,20 @@ class BrowseRecords:
                 .where(loads.c.status == "current", chosen)
                 .group_by(datasets.c.name)
             ).all()
+            # a dataset's open incidents: those opened on it and those it is a layer of (counted once)
+            layers = schema.incident_layers
+            concerned = sa.union(
+                sa.select(incidents.c.dataset_id, incidents.c.id.label("incident_id")).where(
+                    incidents.c.state != "resolved"
+                ),
+                sa.select(layers.c.dataset_id, layers.c.incident_id)
+                .select_from(layers.join(incidents, layers.c.incident_id == incidents.c.id))
+                .where(incidents.c.state != "resolved"),
+            ).subquery()
             open_rows = connection.execute(
                 sa.select(datasets.c.name, sa.func.count())
-                .select_from(incidents.join(datasets))
-                .where(incidents.c.state != "resolved", chosen)
+                .select_from(concerned.join(datasets, concerned.c.dataset_id == datasets.c.id))
+                .where(chosen)
                 .group_by(datasets.c.name)
             ).all()
         found: dict[str, dict[str, Any]] = defaultdict(dict)

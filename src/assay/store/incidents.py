@@ -137,16 +137,31 @@ class IncidentRecords:
     # --- incidents --------------------------------------------------------------------------------
 
     def incidents(
-        self: _Store, *, dataset: str | None = None, states: Sequence[str] | None = None
+        self: _Store,
+        *,
+        dataset: str | None = None,
+        states: Sequence[str] | None = None,
+        layers: bool = False,
     ) -> list[IncidentRecord]:
-        """Incidents (of ``dataset``, in ``states``), most recently opened first, without events."""
+        """Incidents (of ``dataset``, in ``states``), most recently opened first, without events.
+
+        ``layers``: also the incidents ``dataset`` is a layer of (opened on a dataset upstream or
+        downstream of it, :mod:`assay.platform.incidents.layers`): what people ask when they ask
+        for a dataset's incidents. Judging asks without, for the incidents of its own keys."""
         table = schema.incidents
         query = (
             sa.select(table, schema.datasets.c.name.label("dataset"))
             .select_from(table.join(schema.datasets))
             .order_by(table.c.opened_at.desc(), table.c.id)
         )
-        if dataset is not None:
+        if dataset is not None and layers:
+            layered = (
+                sa.select(schema.incident_layers.c.incident_id)
+                .select_from(schema.incident_layers.join(schema.datasets))
+                .where(schema.datasets.c.name == dataset)
+            )
+            query = query.where(sa.or_(schema.datasets.c.name == dataset, table.c.id.in_(layered)))
+        elif dataset is not None:
             query = query.where(schema.datasets.c.name == dataset)
         if states:
             query = query.where(table.c.state.in_(list(states)))
@@ -212,7 +227,16 @@ class IncidentRecords:
                 mark_stale(connection, dataset_id)
             else:
                 connection.execute(table.update().where(table.c.id == record.id).values(**values))
-                found = connection.execute(sa.select(table.c.dataset_id).where(table.c.id == record.id))
+                # its own dataset's entry and every layer's count it (open_incidents)
+                found = connection.execute(
+                    sa.select(table.c.dataset_id)
+                    .where(table.c.id == record.id)
+                    .union(
+                        sa.select(schema.incident_layers.c.dataset_id).where(
+                            schema.incident_layers.c.incident_id == record.id
+                        )
+                    )
+                ).all()
                 for (dataset_id,) in found:
                     mark_stale(connection, dataset_id)
 

@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from assay.store import schema
+from assay.store.catalog import mark_stale
 
 ORIGINS = ("declared", "openlineage")
 """Where an edge comes from: a check document's ``dataset.upstream``, or an OpenLineage event."""
@@ -148,6 +149,7 @@ class LineageRecords:
                     incident_id=layer.incident_id, dataset_id=dataset_id, **values
                 ).on_conflict_do_update(index_elements=[table.c.incident_id, table.c.dataset_id], set_=values)
             )
+            mark_stale(connection, dataset_id)  # its entry counts the incident (open_incidents)
 
 
 def _upsert_edges(connection: Connection, rows: Sequence[tuple[str, str, str, str]], at: datetime) -> None:

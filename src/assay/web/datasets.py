@@ -65,7 +65,9 @@ def overview(plane: Plane, name: str) -> dict[str, Any]:
         "certification": _certification(plane, s, score, now),
         "incidents": [
             _incident_line(i)
-            for i in plane.store.incidents(dataset=name, states=["open", "acknowledged", "muted"])
+            for i in plane.store.incidents(
+                dataset=name, states=["open", "acknowledged", "muted"], layers=True
+            )
         ],
         "recent_runs": [r.to_dict() for r in plane.store.run_page(dataset=name, limit=5)[0]],
         "changes": [a.to_dict() for a in plane.store.audit_trail(dataset=name, limit=10)[0]],

@@ -95,7 +95,7 @@ def incidents_page(
         raise ConfigError(f"state must be one of {', '.join((*INCIDENT_STATES, 'active'))}, not {state!r}")
     page = page or Page()
     states = None if state is None else (INCIDENT_STATES[:3] if state == "active" else (state,))
-    found = plane.store.incidents(dataset=check_filter(dataset), states=states)
+    found = plane.store.incidents(dataset=check_filter(dataset), states=states, layers=True)
     out = page.wrap([incident_json(i) for i in page.cut(found)], total=len(found))
     out["filters"] = {"state": state, "dataset": dataset}
     out["states"] = [*INCIDENT_STATES, "active"]

@@ -1,5 +1,6 @@
 """What the sensor and its trigger wait on: a dataset's unresolved incidents (open,
-acknowledged or muted), optionally of one expectation or one incident id, read from the store."""
+acknowledged or muted; those it is a layer of too), optionally of one expectation or one incident
+id, read from the store as ``assay incidents list --dataset`` reads them."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ class Wait:
 
         space = Workspace(self.workspace)
         with MetricStore.open(store_url(self.store), workspace=space.root) as metric_store:
-            found = metric_store.incidents(dataset=self.dataset, states=list(UNRESOLVED))
+            found = metric_store.incidents(dataset=self.dataset, states=list(UNRESOLVED), layers=True)
         return [
             {"id": i.id, "expectation": i.expectation, "state": i.state}
             for i in found
