@@ -136,10 +136,9 @@ err = _terminal_err
 
 
 def write_json(target: str, payload: dict[str, Any]) -> None:
-    text = json.dumps(payload, indent=2, allow_nan=False) + "\n"
     if target == "-":
-        sys.stdout.write(text)
+        sys.stdout.write(json.dumps(payload, indent=2, allow_nan=False) + "\n")
         return
-    from assay.lake.writers import write_text  # imported when a file is written, not at start-up
+    from assay.lake.writers import write_json as write_file  # imported when a file is written
 
-    write_text(Path(target), text)
+    write_file(Path(target), payload)

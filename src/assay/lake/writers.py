@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
@@ -47,6 +48,12 @@ def write_text(path: Path, text: str, *, before_rename: Callable[[], None] | Non
         partial.replace(path)
     except OSError as error:
         raise ConfigError(f"{path}: cannot write: {error.strerror}") from None
+
+
+def write_json(path: Path, payload: Any) -> None:
+    """Write ``payload`` as the JSON every ``--json OUT`` and ``--summary`` file holds (indented,
+    no NaN), whole or not at all (:func:`write_text`)."""
+    write_text(path, json.dumps(payload, indent=2, allow_nan=False) + "\n")
 
 
 def write_table(table: pa.Table, path: Path) -> None:

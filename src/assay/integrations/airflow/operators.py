@@ -155,7 +155,7 @@ class AssayGateOperator(AssayOperator):
 
     def run(self, context: Context) -> Finished:
         from assay.engine.registry import engine_factory
-        from assay.lake.writers import write_text
+        from assay.lake.writers import write_json
         from assay.platform.flows import gate
         from assay.platform.reading import read_options
         from assay.platform.runs.driver import Retry
@@ -186,9 +186,7 @@ class AssayGateOperator(AssayOperator):
             )
         payload = result.summary.to_dict()
         if self.summary is not None:
-            import json
-
-            write_text(Path(self.summary), json.dumps(payload, indent=2, allow_nan=False) + "\n")
+            write_json(Path(self.summary), payload)  # as the command's --summary writes it
         found = findings(result)
         counts = {"critical": f"{payload['quarantined']} row(s) quarantined (critical)"}
         counts["warning"] = f"{payload['warned']} row(s) warned or a dataset rule failed (warning)"
