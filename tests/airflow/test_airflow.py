@@ -18,25 +18,11 @@ import pytest
 
 from _demo_workspace import cli_env
 from _invoke import completed
-from _shop import CONTRACT, HEADER, RULES_GATE
+from _shop import CHECKS, CONTRACT, HEADER, RULES_GATE
 from assay.store import MetricStore
 
 HERE = Path(__file__).parent
 DOCS = HERE.parent.parent / "docs" / "airflow.md"
-DOCUMENT = """apiVersion: assay/v1
-kind: DatasetChecks
-dataset:
-  name: shop.orders
-  source: {path: "../data/*.csv"}
-  owners: {team: shop-data}
-monitor: {not_categorical: [status]}
-profiles:
-  - id: daily
-    slice: {column: day}
-    metrics: [row_count, {min: [amount]}]
-expectations:
-  - {id: no-negative-amounts, metric: daily.min(amount), expect: ">= 0", severity: error}
-"""
 
 
 @dataclass(frozen=True)
@@ -59,7 +45,7 @@ def workspace(root: Path) -> Path:
     check document, the gate's rules and a broken document."""
     (root / "checks").mkdir(parents=True)
     (root / "data").mkdir()
-    (root / "checks" / "orders.yaml").write_text(DOCUMENT)
+    (root / "checks" / "orders.yaml").write_text(CHECKS)
     (root / "checks" / "broken.yaml").write_text("kind: DatasetChecks\ndataset: {name: x\n")
     (root / "rules.csv").write_text(RULES_GATE)
     (root / "empty").mkdir()

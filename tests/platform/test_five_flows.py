@@ -41,7 +41,7 @@ from fastapi.testclient import TestClient
 from _demo_workspace import cli_env
 from _invoke import completed
 from _receivers import Receiver
-from _shop import CONTRACT, HEADER, RULES_GATE
+from _shop import CHECKS, CONTRACT, HEADER, RULES_GATE
 from assay.lake.iceberg import Warehouse
 from assay.platform.runs.faults import FAIL_ENV, POINTS
 from assay.store import MetricStore
@@ -58,22 +58,6 @@ routes:
   - {{when: {{outcome: failed}}, to: [owners]}}
 """
 RULES_DQDL = 'Rules = [ ColumnValues "amount" >= 0 ]\n'
-CHECKS = """apiVersion: assay/v1
-kind: DatasetChecks
-dataset:
-  name: shop.orders
-  source: {path: "../data/*.csv"}
-  owners: {team: shop-data}
-# the drift monitor judges the check run's slice too (issue 30): the never-seen status would be a
-# second incident, the one the profile flow's scenario is about; here only the negative amount
-monitor: {not_categorical: [status]}
-profiles:
-  - id: daily
-    slice: {column: day}
-    metrics: [row_count, {min: [amount]}]
-expectations:
-  - {id: no-negative-amounts, metric: daily.min(amount), expect: ">= 0", severity: error}
-"""
 DRIVEN = ("after-start", "after-measure", "before-commit", "after-settle", "after-summary")
 """The write boundaries a flow on the driver passes (it stages no file: no ``after-publish``)."""
 COMMITTED = ("after-commit", "after-settle", "after-publish", "after-summary")
