@@ -168,6 +168,14 @@ class Dataset(_Strict):
     # masked by a keyed hash in every output (docs/privacy.md)
     classified: dict[str, tuple[Annotated[str, Field(min_length=1)], ...]] = {}
 
+    @field_validator("classified", mode="before")
+    @classmethod
+    def _lists(cls, value: Any) -> Any:
+        for name, columns in value.items() if isinstance(value, dict) else ():
+            if not isinstance(columns, list | tuple):
+                raise ValueError(f"{name}: a list of columns, such as [{columns}]")
+        return value
+
     @field_validator("classified", mode="after")
     @classmethod
     def _classes(cls, value: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
