@@ -74,7 +74,7 @@ def settle_plan(
                 grouped.column("d").to_pylist(), values, grouped.column("n").to_pylist(), strict=True
             ):
                 if value is not None:
-                    counts[day][column][value] = int(n)
+                    counts[day][column][scope.masker.value(column, value)] = int(n)
         for day in sorted(d for d in days if d is not None):
             plan["rows_by_date"][day.isoformat()] = committed[day]
             plan["values"].append({"date": day.isoformat(), "counts": counts[day]})

@@ -49,6 +49,7 @@ from assay.gate.schema import load_schema
 from assay.gate.summary import Summary
 from assay.lake.iceberg import Warehouse
 from assay.lake.readers import ReadOptions
+from assay.privacy import Masker
 from assay.rules import control
 from assay.vocabulary import Outcome
 
@@ -131,6 +132,9 @@ class Scope:
     # the platform's DQDL evaluation (measure, persist pending, judge) of one month's rules,
     # handed down so that the gate stays below the platform: ``evaluation(ruleset, rows, **how)``
     evaluation: Callable[..., Any]
+    # the table's classified columns (docs/privacy.md): a domain column's values are kept and
+    # compared as their keyed hashes, so that its decisions never show a person's value
+    masker: Masker = field(default_factory=Masker.none)
 
 
 def table_schema(options: GateOptions, warehouse: Warehouse, exists: bool) -> pa.Schema | None:

@@ -28,6 +28,7 @@ from sqlglot import exp
 from assay.errors import ConfigError
 from assay.lake import storage
 from assay.lake.quarantine import QuarantineFile, quarantine_path
+from assay.privacy import Masker
 from assay.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ def find(
     names: list[str],
     *,
     document: Path | None = None,
+    masker: Masker | None = None,
 ) -> Holds:
     """The rows of ``rows`` (a query of the batch in ``engine``, with ``__row``; ``names``, its
     columns) that carry an undecided or rejected never-seen value (``document``: where the
@@ -86,7 +88,9 @@ def find(
             .where(exp.not_(cell.copy().is_(exp.null())))
             .group_by(cell.copy())
         ).column("v")
-        texts = pc.cast(distinct, pa.string()).to_pylist()
+        # a classified column's values are known (and decided) as their keyed hashes
+        mask = masker or Masker.none()
+        texts = [mask.value(column, t) for t in pc.cast(distinct, pa.string()).to_pylist()]
         new = [i for i, value in enumerate(texts) if value not in known and status.get(value) != "accepted"]
         if not new:
             continue
@@ -101,7 +105,7 @@ def find(
             .order_by(exp.column(ROW, quoted=True))
         )
         positions: dict[str, list[int]] = defaultdict(list)
-        values = pc.cast(found.column(column), pa.string()).to_pylist()
+        values = [mask.value(column, v) for v in pc.cast(found.column(column), pa.string()).to_pylist()]
         for row, value in zip(found.column(ROW).to_pylist(), values, strict=True):
             positions[value].append(row)
         for value, at in positions.items():

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from assay import privacy
 from assay.errors import ConfigError
 from assay.judge.drift import Settings, Window
 
@@ -74,6 +75,17 @@ class DatasetConfig(BaseModel):
     # Read from the dataset's check document when it has one (docs/checks.md): kept in the runs.
     owners: dict[str, str] | None = Field(default=None, description="the dataset's owners (team, contact)")
     tier: int | None = Field(default=None, ge=0, le=3, description="the dataset's tier, 0 the most important")
+    # Columns masked in every output (docs/privacy.md): a check document's dataset.classified,
+    # or this section of a plain dataset file
+    classified: dict[str, list[str]] = Field(
+        default_factory=dict, description="columns never shown in clear, by class: {pii: [email]}"
+    )
+
+    @field_validator("classified", mode="after")
+    @classmethod
+    def _classes(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        privacy.classes(value)
+        return value
 
     @field_validator("window")
     @classmethod

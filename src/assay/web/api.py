@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, Response
 from pydantic import BaseModel, Field
 
 from assay.web import authoring, catalog, datasets, operations
@@ -450,15 +450,13 @@ def get_gate_run(
     plane: PlaneDep, who: Viewer, run_id: str, page: PageNumber = 1, per_page: PerPage = 50
 ) -> dict[str, Any]:
     """A gate run's summary and a page of its quarantined rows with their reasons."""
-    return operations.gate_run(plane, run_id, page=_page(page, per_page))
+    return operations.gate_run(plane, run_id, page=_page(page, per_page), who=who)
 
 
 @router.get("/gate/runs/{run_id}/quarantine.csv", tags=["gate"], response_class=FileResponse)
-def get_quarantine(plane: PlaneDep, who: Viewer, run_id: str) -> FileResponse:
-    """The run's quarantined rows as CSV."""
-    path = operations.quarantine_file(plane, run_id)
-    assert path is not None
-    return FileResponse(path, media_type="text/csv", filename=f"quarantine-{run_id}.csv")
+def get_quarantine(plane: PlaneDep, who: Viewer, run_id: str) -> Response:
+    """The run's quarantined rows as CSV (classified columns masked but for an admin)."""
+    return operations.quarantine_response(operations.quarantine_download(plane, run_id, who), run_id)
 
 
 # --- events ---------------------------------------------------------------------------------------

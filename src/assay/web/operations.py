@@ -10,12 +10,17 @@ store.
 from __future__ import annotations
 
 import csv
+import io
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from fastapi.responses import FileResponse, Response
+
 from assay.errors import ConfigError
 from assay.lake import storage
+from assay.platform.privacy import classified
+from assay.privacy import Masker, masker
 from assay.web.paging import Page
 from assay.web.plane import NotFound, Plane, check_filter, check_id, check_run_id
 from assay.workspace import Workspace
@@ -339,8 +344,9 @@ def gate_page(
     return out
 
 
-def gate_run(plane: Plane, run_id: str, *, page: Page | None = None) -> dict[str, Any]:
-    """One gate run's summary and a page of its quarantined rows, each with its reasons."""
+def gate_run(plane: Plane, run_id: str, *, page: Page | None = None, who: Any = None) -> dict[str, Any]:
+    """One gate run's summary and a page of its quarantined rows, each with its reasons: a
+    classified column's values masked unless ``who`` may see them (docs/privacy.md)."""
     check_run_id(run_id)
     record = plane.store.run(run_id)
     if record is None or record.kind != "gate":
@@ -353,6 +359,8 @@ def gate_run(plane: Plane, run_id: str, *, page: Page | None = None) -> dict[str
     total = 0
     if path is not None:
         columns, rows, total = _read_page(path, page)
+        mask = _quarantine_masker(plane, record.dataset, run_id, who, len(rows))
+        rows = [[mask.value(c, v) for c, v in zip(columns, row, strict=True)] for row in rows]
     out = {
         "run": {k: v for k, v in summary.items() if k not in ("groups",)},
         "id": record.id,
@@ -391,6 +399,55 @@ def quarantine_file(plane: Plane, run_id: str, *, must: bool = True) -> Path | N
     if must:
         raise NotFound(f"gate run {run_id} quarantined no rows")
     return None
+
+
+def quarantine_download(plane: Plane, run_id: str, who: Any) -> Path | str:
+    """The quarantine file of a gate run as ``who`` may download it: the file itself, or its text
+    with the classified columns masked (docs/privacy.md)."""
+    path = quarantine_file(plane, run_id)
+    assert path is not None
+    record = plane.store.run(run_id)
+    with path.open(encoding="utf-8", newline="") as handle:
+        lines = list(csv.reader(handle))
+    mask = _quarantine_masker(plane, record.dataset if record else "", run_id, who, len(lines) - 1)
+    if not mask:
+        return path
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    header = lines[0] if lines else []
+    writer.writerow(header)
+    for row in lines[1:]:
+        writer.writerow([mask.value(c, v) for c, v in zip(header, row, strict=False)])
+    return out.getvalue()
+
+
+def quarantine_response(found: Path | str, run_id: str) -> Response:
+    """The download of :func:`quarantine_download`'s answer, for the page and the API alike."""
+    name = f"quarantine-{run_id}.csv"
+    if isinstance(found, Path):
+        return FileResponse(found, media_type="text/csv", filename=name)
+    return Response(
+        found, media_type="text/csv", headers={"content-disposition": f'attachment; filename="{name}"'}
+    )
+
+
+def _quarantine_masker(plane: Plane, dataset: str, run_id: str, who: Any, rows: int) -> Masker:
+    """Quarantine files keep the raw rows (they must be fixable): an admin sees them in clear,
+    and each such view is audited; anyone else sees the classified columns, and the raw text of
+    an unreadable line, masked."""
+    classes = classified(Workspace(plane.root), dataset)
+    if not classes:
+        return Masker.none()
+    if who is not None and who.may("admin"):
+        plane.store.audit(
+            who.name,
+            "quarantine.view",
+            run_id,
+            dataset=dataset,
+            detail={"classes": sorted(set(classes.values())), "rows": rows},
+        )
+        return Masker.none()
+    return masker({**classes, "dq_raw_line": "raw"}, plane.root)
 
 
 def _quarantine_object(plane: Plane, run_id: str, prefix: str) -> Path | None:

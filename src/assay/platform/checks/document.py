@@ -320,7 +320,7 @@ def _metric_problem(entry: Any) -> str | None:
         return _freshness_problem(value)
     if kind == "count_where":
         if not isinstance(value, dict):
-            return "count_where needs {name, condition, sample_rows}"
+            return "count_where needs {name, condition, sample_rows, sample_columns}"
         try:
             CountWhere.model_validate(value)
         except ValidationError as error:

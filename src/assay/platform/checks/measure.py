@@ -229,6 +229,23 @@ def _condition(spec: MetricSpec, columns: Sequence[Column], now: datetime) -> ex
         raise ConfigError(f"condition '{spec.where.condition}': {error.reason}") from None
 
 
+def _sample_columns(
+    spec: MetricSpec, condition: exp.Expr | None, columns: Sequence[Column], key: Sequence[str]
+) -> list[str]:
+    """The columns a ``count_where``'s sample rows carry, in the source's order: its
+    ``sample_columns``, else the key (``key``, else the source's first column) and the columns its
+    condition names, so that a sample shows why the row was flagged and little else."""
+    if spec.where is None or condition is None:
+        return []
+    if spec.where.sample_columns is not None:
+        wanted = {_resolve(c, columns, "sample_columns: column").name for c in spec.where.sample_columns}
+    else:
+        named = {c.name for c in condition.find_all(exp.Column)}
+        keys = [k for k in key if any(c.name == k for c in columns)] or [c.name for c in columns[:1]]
+        wanted = {*keys, *(c.name for c in columns if c.name in named)}
+    return [c.name for c in columns if c.name in wanted]
+
+
 def _aggregate(
     spec: MetricSpec, column: Column | None, condition: exp.Expr | None
 ) -> tuple[exp.Expr, Callable[[Any, datetime], float | None]]:
@@ -318,6 +335,7 @@ class Plan:
         dqdl: exp.Select | None = None,
         dialect: str = "duckdb",
         profiling: ColumnProfiling | None = None,
+        key: Sequence[str] = (),
     ) -> None:
         self.profile = profile
         self.profiling = profiling
@@ -329,7 +347,7 @@ class Plan:
         self.now = now
         self.errors: dict[str, str] = {}
         self.slots: list[_Slot] = []
-        self.samples: dict[str, tuple[str, exp.Expr, int]] = {}
+        self.samples: dict[str, tuple[str, exp.Expr, int, list[str]]] = {}
         self.expressions: dict[str, exp.Expr] = {}
         self.dimensions: list[str] = []
         for dimension in profile.dimensions:
@@ -340,6 +358,7 @@ class Plan:
                 column = _resolve(spec.column, columns, f"{spec.kind}: column") if spec.column else None
                 condition = _condition(spec, columns, now) if spec.where is not None else None
                 expr, finish = _aggregate(spec, column, condition)
+                shown = _sample_columns(spec, condition, columns, key)
             except ConfigError as error:
                 self.errors[spec.key] = error.message
                 continue
@@ -347,7 +366,7 @@ class Plan:
             self.slots.append(_Slot(spec, alias, finish))
             if spec.where is not None and spec.where.sample_rows:
                 assert condition is not None
-                self.samples[spec.key] = (f"__s{len(self.samples)}", condition, spec.where.sample_rows)
+                self.samples[spec.key] = (f"__s{len(self.samples)}", condition, spec.where.sample_rows, shown)
             self.expressions[alias] = expr
         self.columns = list(columns)
         self.dqdl = dqdl
@@ -423,9 +442,9 @@ class Plan:
         else:
             base = exp.select(*projections, copy=False).from_(rows.copy(), copy=False)
         extras: list[exp.Expr] = []
-        for _key, (alias, condition, limit) in self.samples.items():
+        for _key, (alias, condition, limit, shown) in self.samples.items():
             flagged = (
-                exp.select("*")
+                exp.select(*(exp.column(c, quoted=True) for c in shown))
                 .from_(rows.copy())
                 .where(condition.copy())
                 .order_by(*(exp.column(c.name, quoted=True) for c in self.columns[:8]))
@@ -557,7 +576,7 @@ class Plan:
                 group = ()
             if not group:
                 out.rows = int(row[_ROWCOUNT] or 0)
-                for key, (sample, _, _limit) in self.samples.items():
+                for key, (sample, _, _limit, _shown) in self.samples.items():
                     out.samples[key] = _rows(row.get(sample))
                 for name in dqdl_slots:
                     out.dqdl[name] = row.get(name)

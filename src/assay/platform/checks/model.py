@@ -28,6 +28,7 @@ from pydantic import (
     model_validator,
 )
 
+from assay import privacy
 from assay.errors import ConfigError
 from assay.lang.dqdl.parser import MAX_WINDOW
 from assay.names import check_name
@@ -163,6 +164,23 @@ class Dataset(_Strict):
     # The datasets this one reads (docs/lineage.md): an incident on one of them tells this
     # dataset's owners, and the same failure here joins it as a layer
     upstream: tuple[Annotated[str, Field(min_length=1, max_length=200)], ...] = ()
+    # Columns whose values never leave assay in clear, by class ({pii: [new_ic, email]}):
+    # masked by a keyed hash in every output (docs/privacy.md)
+    classified: dict[str, tuple[Annotated[str, Field(min_length=1)], ...]] = {}
+
+    @field_validator("classified", mode="before")
+    @classmethod
+    def _lists(cls, value: Any) -> Any:
+        for name, columns in value.items() if isinstance(value, dict) else ():
+            if not isinstance(columns, list | tuple):
+                raise ValueError(f"{name}: a list of columns, such as [{columns}]")
+        return value
+
+    @field_validator("classified", mode="after")
+    @classmethod
+    def _classes(cls, value: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        privacy.classes(value)
+        return value
 
     @field_validator("name")
     @classmethod
@@ -206,6 +224,9 @@ class CountWhere(_Strict):
     name: str
     condition: str
     sample_rows: Annotated[int, Field(ge=0, le=1000)] = 0
+    # The columns a sample row carries; by default the key (the gate's key, else the source's
+    # first column) and the columns the condition names (docs/privacy.md)
+    sample_columns: tuple[Annotated[str, Field(min_length=1)], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -424,6 +445,7 @@ class Document(_Strict):
                 "gate": self.gate,
                 "owners": owners,
                 "tier": self.dataset.tier,
+                "classified": self.dataset.classified,
             }
         )
 

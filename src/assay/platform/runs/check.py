@@ -52,10 +52,12 @@ from assay.platform.checks.measure import (
 from assay.platform.checks.outcomes import CheckResult, parse_at, summarize
 from assay.platform.checks.rules import CompiledRules, parse_rule
 from assay.platform.checks.source import OpenedSource, open_source
+from assay.platform.privacy import document_masker
 from assay.platform.runs.driver import Driver, Failed, Flow, Persisted, Retry, Settlement
 from assay.platform.runs.run import Input
 from assay.platform.runs.slices import Slice, inferred
 from assay.platform.sources import confine
+from assay.privacy import mask_profile
 from assay.rules.plan import Context
 from assay.store import MetricKey
 from assay.vocabulary import RunState
@@ -228,6 +230,7 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
             dqdl=rules.statement(),
             dialect=engine.dialect,
             profiling=self._profiling(driver, engine, profile, rows) if stored is None else None,
+            key=[k for k in [(self.document.gate or {}).get("key")] if isinstance(k, str)],
         )
         if stored is not None:  # resumed: the killed run's numbers, rules compiled, no scan
             resumed = load_measurement(profile, stored)
@@ -247,6 +250,11 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
             measured.dqdl = dict(scan.values)
             measured.dqdl_errors = dict(scan.errors)
         measured.rules = rules
+        # masked before anything keeps or shows it: the store, the summary, notifications and
+        # pages all read this measurement (a resumed one was kept masked)
+        masker = document_masker(self.document, self.workspace)
+        measured.samples = {key: masker.rows(rows) for key, rows in measured.samples.items()}
+        measured.columns = mask_profile(measured.columns, masker)
         if measured.rows == 0 and profile.slice is not None:
             measured.missing = f"the slice {profile.slice.column} = {self.at.date().isoformat()} has no rows"
         return measured

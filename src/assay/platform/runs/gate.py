@@ -57,6 +57,7 @@ from assay.lake.quarantine import quarantine_path
 from assay.lake.readers import ReadOptions, Registered
 from assay.lake.storage import origin
 from assay.platform.alerts import Alerting, Routing
+from assay.platform.privacy import masker_for
 from assay.platform.runs.dqdl import Evaluation
 from assay.platform.runs.driver import Driver, Flow, Settlement, Snapshot, required
 from assay.platform.runs.run import Input
@@ -249,6 +250,7 @@ class GateRun(Flow[Measured | None, None, RoutePlan | None, GateResult]):
             driver.engine(self.engine_factory),
             self.store,
             evaluation=lambda ruleset, rows, **how: Evaluation(ruleset, rows, **how).run(),
+            masker=masker_for(self.workspace, opts.table),
         )
         self.judging = states.Judge(self.scope, self._phase(driver))
         run.phase = "reading the rules"
@@ -502,7 +504,14 @@ class GateRun(Flow[Measured | None, None, RoutePlan | None, GateResult]):
         names = [ROW, *schema.names]
         scope = self.scope
         return holds.find(
-            scope.engine, scope.store, self.options.table, self.domain, query, names, document=self.document
+            scope.engine,
+            scope.store,
+            self.options.table,
+            self.domain,
+            query,
+            names,
+            document=self.document,
+            masker=scope.masker,
         )
 
     def _settle_plan(

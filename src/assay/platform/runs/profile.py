@@ -36,7 +36,7 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay import monitor
+from assay import monitor, privacy
 from assay.engine import Engine
 from assay.errors import ConfigError
 from assay.lake import checksum as checksums
@@ -127,7 +127,12 @@ class ProfileFlow(Flow[monitor.ProfileResult, None, monitor.ProfileResult, monit
                 read=self.read_options,
             ),
         )
-        return required(done)
+        measured = required(done)
+        # masked before it is kept, judged or shown: a classified column's new values are found
+        # as hashes, and its minimum and maximum are never kept (docs/privacy.md)
+        masker = privacy.masker(privacy.classes(self.config.classified), driver.workspace.root)
+        measured.profile = privacy.mask_profile(measured.profile, masker)
+        return measured
 
     def judge(self, driver: Driver, measured: monitor.ProfileResult) -> monitor.ProfileResult:
         """Nothing yet: the load is judged inside the commit's transaction (:meth:`settle`), whole

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Query, Request
-from fastapi.responses import FileResponse, Response
+from fastapi.responses import Response
 
 from assay.web import operations
 from assay.web.auth import check_csrf
@@ -209,15 +209,13 @@ def gate_page(
 def gate_run_page(
     request: Request, plane: PlaneDep, who: Viewer, run_id: str, page: int = Query(1, ge=1)
 ) -> Response:
-    found = operations.gate_run(plane, run_id, page=Page.of(page, plane.settings.page_size))
+    found = operations.gate_run(plane, run_id, page=Page.of(page, plane.settings.page_size), who=who)
     return render(request, "gate_run.html", {"data": found, "section": "gate"}, who=who)
 
 
 @router.get("/gate/runs/{run_id}/quarantine.csv")
-def quarantine_download(plane: PlaneDep, who: Viewer, run_id: str) -> FileResponse:
-    path = operations.quarantine_file(plane, run_id)
-    assert path is not None
-    return FileResponse(path, media_type="text/csv", filename=f"quarantine-{run_id}.csv")
+def quarantine_download(plane: PlaneDep, who: Viewer, run_id: str) -> Response:
+    return operations.quarantine_response(operations.quarantine_download(plane, run_id, who), run_id)
 
 
 @router.get("/events/{name}")
