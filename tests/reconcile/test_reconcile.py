@@ -9,6 +9,7 @@ import datetime as dt
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import psycopg
 import pyarrow as pa
@@ -101,11 +102,7 @@ def test_a_table_against_itself_is_equal(files: Path) -> None:
 def test_postgres_against_parquet_by_checksums(files: Path, postgres_url: str) -> None:
     source, _ = tables()
     url = _postgres(postgres_url, source, "source_rows")
-    port = (
-        url.split("@")[-1].split("/")[0].split(":")[1]
-        if "@" in url
-        else url.split("//")[1].split("/")[0].split(":")[1]
-    )
+    port = urlsplit(url).port
     (files / "assay.yaml").write_text(f"sources:\n  servers: ['127.0.0.1:{port}']\n")
     result = reconcile(
         f"postgres:{url}#public.source_rows", "target.parquet", SPEC, base=files, workspace=files
