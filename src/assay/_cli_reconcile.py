@@ -103,7 +103,10 @@ def reconcile_command(
 
 def print_reconcile(console: Console, found: dict[str, Any]) -> None:
     """The counts on a line, then each column's changes and the sample keys."""
-    say = lambda text: console.print(text, highlight=False, markup=False)  # noqa: E731
+
+    def say(text: str) -> None:
+        console.print(text, highlight=False, markup=False)
+
     rows = found["rows"]
     unit = "groups of " + found["group_by"] if found.get("group_by") else "rows"
     say(

@@ -43,18 +43,25 @@ def reconcile(
         left = open_side(source, "source", opened, base=base, workspace=workspace)
         say(f"opening {target}")
         right = open_side(target, "target", opened, base=base, workspace=workspace)
-        found = plan(spec, left.columns, right.columns)
-        try:
-            if spec.group_by is not None:
-                say(f"comparing groups of {spec.group_by}")
-                return groups.compare(left, right, found, spec)
-            if left.engine is right.engine:
-                say("comparing rows in one join")
-                return _joined(left, right, found, spec)
-            say("comparing checksums of key ranges")
-            return checksums.compare(left, right, found, spec, say)
-        except EngineError as error:
-            raise PlatformError(f"reconcile {source} with {target}: {error.message}") from None
+        return compare_sides(left, right, spec, say)
+
+
+def compare_sides(left: Side, right: Side, spec: Spec, say: Progress) -> Result:
+    """Compare two opened sides: in one join when they share an engine, else by checksums."""
+    found = plan(spec, left.columns, right.columns)
+    try:
+        if spec.group_by is not None:
+            say(f"comparing groups of {spec.group_by}")
+            return groups.compare(left, right, found, spec)
+        if left.engine is right.engine:
+            say("comparing rows in one join")
+            return _joined(left, right, found, spec)
+        say("comparing checksums of key ranges")
+        return checksums.compare(left, right, found, spec, say)
+    except EngineError as error:
+        raise PlatformError(
+            f"reconcile {left.description} with {right.description}: {error.message}"
+        ) from None
 
 
 def _joined(left: Side, right: Side, found: Plan, spec: Spec) -> Result:
@@ -86,4 +93,4 @@ def _joined(left: Side, right: Side, found: Plan, spec: Spec) -> Result:
     )
 
 
-__all__ = ["reconcile"]
+__all__ = ["compare_sides", "reconcile"]

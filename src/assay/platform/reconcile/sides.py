@@ -76,6 +76,12 @@ class Engines:
 
     factory: EngineFactory
     opened: dict[str, Engine] = field(default_factory=dict)
+    borrowed: set[str] = field(default_factory=set)  # kinds whose engine the caller closes
+
+    def lend(self, kind: str, engine: Engine) -> None:
+        """Use ``engine`` (a run's own) for ``kind``, without closing it."""
+        self.opened[kind] = engine
+        self.borrowed.add(kind)
 
     def get(self, kind: str) -> Engine:
         if kind not in self.opened:
@@ -83,8 +89,9 @@ class Engines:
         return self.opened[kind]
 
     def close(self) -> None:
-        for engine in self.opened.values():
-            engine.close()
+        for kind, engine in self.opened.items():
+            if kind not in self.borrowed:
+                engine.close()
 
 
 def default_factory(kind: str) -> Engine:
@@ -105,9 +112,11 @@ def engines(factory: EngineFactory | None = None) -> Iterator[Engines]:
         opened.close()
 
 
-def open_side(text: str, role: str, opened: Engines, *, base: Path, workspace: Path | None) -> Side:
-    """Register the side ``text`` (``role``: source or target) on its engine as ``__<role>``."""
-    where = location(text)
+def open_side(text: str | Source, role: str, opened: Engines, *, base: Path, workspace: Path | None) -> Side:
+    """Register the side ``text`` (``role``: source or target; or a check document's source as
+    it is) on its engine as ``__<role>``."""
+    where = location(text) if isinstance(text, str) else text
+    text = text if isinstance(text, str) else text.describe()
     if isinstance(where, Source) and where.postgres is not None:  # refused before any connection
         SourcePolicy.of(workspace or Workspace(None).root).server(where.postgres.url, f"{role} {text}")
     engine = opened.get(engine_kind(where))
