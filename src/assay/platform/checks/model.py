@@ -8,7 +8,7 @@ with every mistake's line and column, is :mod:`assay.platform.checks.document`'s
 document's YAML into these models.
 
 >>> Profile(id="daily", metrics=("row_count", {"null_rate": ["email", "fee"]})).spec("null_rate(fee)")
-MetricSpec(kind='null_rate', column='fee', where=None, over='slice')
+MetricSpec(kind='null_rate', column='fee', where=None, over='slice', reconcile=None)
 """
 
 from __future__ import annotations
