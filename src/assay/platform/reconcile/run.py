@@ -66,7 +66,17 @@ def compare_sides(left: Side, right: Side, spec: Spec, say: Progress) -> Result:
 
 def _joined(left: Side, right: Side, found: Plan, spec: Spec) -> Result:
     engine = left.engine
-    engine.register_query(joined.DIFF, joined.diff_query(left.name, right.name, found), materialize=True)
+    anomalies = {
+        side.name.strip("_"): joined.anomalies(
+            engine.rows(joined.anomaly_query(side.name, found, spec.samples), measuring=False),
+            found,
+            spec.samples,
+        )
+        for side in (left, right)
+    }
+    repeated = (anomalies["source"].duplicate_keys > 0, anomalies["target"].duplicate_keys > 0)
+    diff = joined.diff_query(left.name, right.name, found, repeated)
+    engine.register_query(joined.DIFF, diff, materialize=True)
     counts, by_column = joined.counts(engine, found)
     return Result(
         source=left.description,
@@ -82,14 +92,7 @@ def _joined(left: Side, right: Side, found: Plan, spec: Spec) -> Result:
         counts=counts,
         changed_by_column=by_column,
         samples=joined.samples(engine, found, spec.samples),
-        anomalies={
-            side.name.strip("_"): joined.anomalies(
-                engine.rows(joined.anomaly_query(side.name, found, spec.samples), measuring=False),
-                found,
-                spec.samples,
-            )
-            for side in (left, right)
-        },
+        anomalies=anomalies,
     )
 
 
