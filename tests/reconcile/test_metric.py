@@ -81,3 +81,13 @@ def test_a_reconcile_metric_without_a_key_is_a_document_error(doc: Path) -> None
     doc.write_text(DOC.replace("          key: id\n", ""))
     with pytest.raises(DocumentError, match="reconcile key"):
         load_document(doc)
+
+
+def test_a_key_the_tables_lack_is_that_metrics_config_error(doc: Path) -> None:
+    doc.write_text(DOC.replace("          key: id\n", "          key: account\n"))
+    workspace = doc.parent.parent
+    out = workspace / "run.json"
+    assay("check", "run", str(doc), "--at", "2026-11-01", "--workspace", str(workspace), "--json", str(out))
+    outcomes = {o["expectation"]: o for o in json.loads(out.read_text())["outcomes"]}
+    assert outcomes["reconciled"]["outcome"] == "config_error"
+    assert "--key account: no such column in the source" in outcomes["reconciled"]["message"]
