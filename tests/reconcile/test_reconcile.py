@@ -128,8 +128,7 @@ def test_a_postgres_server_the_workspace_does_not_declare_is_refused(files: Path
 def test_spark_against_duckdb_by_checksums(files: Path, spark_session: Any) -> None:
     from assay.engine.spark import SparkEngine
 
-    source, _ = tables()
-    spark_session.createDataFrame(source.to_pandas()).createOrReplaceTempView("reconcile_source")
+    spark_session.read.parquet(str(files / "source.parquet")).createOrReplaceTempView("reconcile_source")
 
     def factory(kind: str) -> Engine:
         return SparkEngine(spark_session) if kind == "spark" else default_factory(kind)
