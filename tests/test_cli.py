@@ -415,6 +415,8 @@ JSON_RUNS: dict[str, str] = {
     "table export": "silver.accounts {tmp}/accounts.parquet --workspace {ws} --json",
     "profile": "{ws}/vendor/trades_2026-11-17.parquet --dataset vendor_trades --load-date 2026-11-17 "
     "--workspace {ws} --json",
+    "reconcile": "{ws}/data/customers.csv {ws}/data/customers.csv --key customer_id --workspace {ws} "
+    "--json -",
     "decisions list": "--workspace {ws} --json",
     "decisions accept": "{decision} --by ana --workspace {ws} --json",
     "decisions reject": "{decision} --by ana --workspace {ws} --json",

@@ -173,6 +173,7 @@ def _register_commands() -> None:
     from assay._cli_notify import notify_app
     from assay._cli_profile import history_command, profile_command
     from assay._cli_proposals import proposals_app, propose_command
+    from assay._cli_reconcile import reconcile_command
     from assay._cli_schedule import run_due, scheduler, worker
     from assay._cli_score import certify, score
     from assay._cli_web import serve, users_app
@@ -183,6 +184,7 @@ def _register_commands() -> None:
     app.add_typer(decisions_app, name="decisions")
     app.command("gate", cls=GateCommand)(gate)
     app.command("profile")(profile_command)
+    app.command("reconcile")(reconcile_command)
     app.command("history")(history_command)
     app.command("accept")(accept_command)
     app.command("recover")(recover_command)

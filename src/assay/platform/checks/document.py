@@ -42,6 +42,7 @@ from assay.platform.checks.model import (
     Expectation,
     MetricSpec,
     Profile,
+    ReconcileMetric,
     _first_error,
     _specs,
     check_schedule,
@@ -331,9 +332,26 @@ def _metric_problem(entry: Any) -> str | None:
         if str(value.get("name")) in METRIC_KINDS:
             return f"count_where name '{value.get('name')}' is a metric kind's name: choose another"
         return None
+    if kind == "reconcile":
+        return _reconcile_problem(value)
     columns = [value] if isinstance(value, str) else value
     if not isinstance(columns, list) or not columns or not all(isinstance(c, str) and c for c in columns):
         return f"{kind} needs a column or a list of columns"
+    return None
+
+
+def _reconcile_problem(value: Any) -> str | None:
+    """Why a ``reconcile`` entry is malformed (docs/reconcile.md), or None."""
+    if not isinstance(value, dict):
+        return "reconcile needs {name, target, key} (and columns, tolerance, samples)"
+    try:
+        ReconcileMetric.model_validate(value)
+    except ValidationError as error:
+        field, message = _first_error(error)
+        return f"reconcile {field}: {message}" if field else f"reconcile: {message}"
+    if not _ID.match(str(value.get("name"))) or str(value.get("name")) in METRIC_KINDS:
+        name = value.get("name")
+        return f"reconcile name '{name}' is not an id of its own: use letters, digits, '_' and '-'"
     return None
 
 

@@ -296,6 +296,10 @@ def _max(spec: MetricSpec, cond: ast.Condition, where: _Filter) -> ast.RuleNode:
     return _extreme("max", spec, cond.op, _static_operands(cond, "max"), where)
 
 
+def _reconcile(spec: MetricSpec, cond: ast.Condition, where: _Filter) -> ast.RuleNode:
+    raise NotExported("a reconciliation has no DQDL rule: DatasetMatch says tables differ, not which rows")
+
+
 TRANSLATORS: dict[str, Translator] = {
     "row_count": _row_count,
     "freshness": _freshness,
@@ -310,6 +314,7 @@ TRANSLATORS: dict[str, Translator] = {
     "mean": _same_number("Mean"),
     "sum": _same_number("Sum"),
     "count_where": _count_where,
+    "reconcile": _reconcile,
 }
 """One translator per metric kind (document.METRIC_KINDS); a test checks that none is missing."""
 

@@ -197,6 +197,8 @@ class Judging:
             if spec.where is not None:
                 failed["samples"] = m.samples.get(ref.key, [])
                 failed["flagged"] = observed
+            elif spec.reconcile is not None:  # its sample keys (platform/reconcile/metric.py)
+                failed["samples"] = m.samples.get(ref.key, [])
             out.append(failed)
         return out
 

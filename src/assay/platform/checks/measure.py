@@ -354,6 +354,8 @@ class Plan:
             self.dimensions.append(_resolve(dimension, columns, f"profile {profile.id}: dimension").name)
         self.groupings = groupings(profile, extra_groupings)
         for spec in profile.specs():
+            if spec.reconcile is not None:  # measured apart, on both tables (platform/reconcile)
+                continue
             try:
                 column = _resolve(spec.column, columns, f"{spec.kind}: column") if spec.column else None
                 condition = _condition(spec, columns, now) if spec.where is not None else None

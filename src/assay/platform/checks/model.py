@@ -8,7 +8,7 @@ with every mistake's line and column, is :mod:`assay.platform.checks.document`'s
 document's YAML into these models.
 
 >>> Profile(id="daily", metrics=("row_count", {"null_rate": ["email", "fee"]})).spec("null_rate(fee)")
-MetricSpec(kind='null_rate', column='fee', where=None, over='slice')
+MetricSpec(kind='null_rate', column='fee', where=None, over='slice', reconcile=None)
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ COLUMN_METRICS = (
 OVER = ("slice", "source")
 """What a ``freshness`` metric reads: the run's slice (the rows of its day, the default) or the
 whole ``source``, so that a day whose rows never came is measured as stale, not skipped."""
-METRIC_KINDS = ("row_count", "freshness", *COLUMN_METRICS, "count_where")
+METRIC_KINDS = ("row_count", "freshness", *COLUMN_METRICS, "count_where", "reconcile")
 """Every metric a profile can declare."""
 
 SOURCE_KINDS = ("path", "iceberg", "duckdb", "postgres")
@@ -229,6 +229,43 @@ class CountWhere(_Strict):
     sample_columns: tuple[Annotated[str, Field(min_length=1)], ...] | None = None
 
 
+RECONCILE_NUMBERS = ("only_in_source", "only_in_target", "changed", "null_keys", "duplicate_keys")
+"""What a ``reconcile`` metric ``NAME`` measures besides its total of differences (``NAME``):
+``NAME(only_in_source)``, ... (docs/reconcile.md)."""
+
+
+class ReconcileMetric(_Strict):
+    """``{reconcile: {name, target, key, columns, tolerance, samples}}``: the document's source
+    compared with ``target`` by ``key`` (docs/reconcile.md)."""
+
+    name: str
+    target: Source
+    key: tuple[str, ...]
+    columns: tuple[str, ...] | None = None
+    tolerance: dict[str, float] = Field(default_factory=dict)
+    samples: Annotated[int, Field(ge=0, le=1000)] = 10
+
+    @field_validator("key", "columns", mode="before")
+    @classmethod
+    def _a_list(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("key")
+    @classmethod
+    def _some(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value:
+            raise ValueError("name the key column(s)")
+        return value
+
+    @field_validator("tolerance")
+    @classmethod
+    def _bounds(cls, value: dict[str, float]) -> dict[str, float]:
+        for column, bound in value.items():
+            if not bound >= 0:
+                raise ValueError(f"{column}: a tolerance is a number >= 0")
+        return value
+
+
 @dataclass(frozen=True)
 class MetricSpec:
     """One declared metric: its kind, its column (for column metrics and freshness), and for
@@ -238,11 +275,15 @@ class MetricSpec:
     column: str | None = None
     where: CountWhere | None = None
     over: str = "slice"  # freshness only (OVER): "source" reads every row of the source
+    reconcile: ReconcileMetric | None = None  # reconcile only; column: one of RECONCILE_NUMBERS
 
     @property
     def key(self) -> str:
         if self.where is not None:
             return self.where.name
+        if self.reconcile is not None:
+            name = self.reconcile.name
+            return name if self.column is None else f"{name}({self.column})"
         return self.kind if self.column is None else f"{self.kind}({self.column})"
 
 
@@ -527,6 +568,14 @@ def _specs(entry: Any) -> Iterator[MetricSpec]:
             yield MetricSpec("count_where", where=CountWhere.model_validate(value))
         except ValidationError:
             return
+    elif kind == "reconcile" and isinstance(value, Mapping):
+        try:
+            found = ReconcileMetric.model_validate(value)
+        except ValidationError:
+            return
+        yield MetricSpec("reconcile", reconcile=found)
+        for number in RECONCILE_NUMBERS:
+            yield MetricSpec("reconcile", number, reconcile=found)
 
 
 def _first_error(error: ValidationError) -> tuple[str, str]:

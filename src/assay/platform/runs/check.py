@@ -53,6 +53,7 @@ from assay.platform.checks.outcomes import CheckResult, parse_at, summarize
 from assay.platform.checks.rules import CompiledRules, parse_rule
 from assay.platform.checks.source import OpenedSource, open_source
 from assay.platform.privacy import document_masker
+from assay.platform.reconcile import metric as reconciliations
 from assay.platform.runs.driver import Driver, Failed, Flow, Persisted, Retry, Settlement
 from assay.platform.runs.run import Input
 from assay.platform.runs.slices import Slice, inferred
@@ -250,6 +251,15 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
             measured.dqdl = dict(scan.values)
             measured.dqdl_errors = dict(scan.errors)
         measured.rules = rules
+        reconciliations.measure_into(
+            measured,
+            engine,
+            self.document.dataset.source,
+            source.registered,
+            profile,
+            base=self.path.parent,
+            workspace=self.workspace.root,
+        )
         # masked before anything keeps or shows it: the store, the summary, notifications and
         # pages all read this measurement (a resumed one was kept masked)
         masker = document_masker(self.document, self.workspace)
