@@ -37,7 +37,8 @@ def reconcile_command(
     tolerance: Annotated[
         list[str] | None,
         typer.Option(
-            help="C=ABS: numbers of column C within ABS of each other are equal (repeat per column)."
+            help="C=ABS: numbers of column C within ABS of each other are equal (repeat per column).",
+            show_default="none: equal means equal",
         ),
     ] = None,
     samples: Annotated[int, typer.Option(help="Sample keys of each kind of difference.")] = 10,
