@@ -36,6 +36,10 @@ def _open(workspace: Path | None, store: str | None) -> Any:
 
 
 def _summary(kind: str, expectation: dict[str, Any]) -> str:
+    if expectation.get("classified"):  # a classification (kind classify)
+        return "; ".join(
+            f"classify {', '.join(columns)} as {name}" for name, columns in expectation["classified"].items()
+        )
     if expectation.get("rule"):
         return str(expectation["rule"])
     text = f"{expectation.get('metric')} {expectation.get('expect')}"
@@ -101,6 +105,16 @@ def _print_line(
 ) -> None:
     backtest = backtest or {}
     dry = dry or {}
+    if kind == "classify":  # its backtest: loads under the threshold; its dry run: the latest's share
+        from assay.platform.proposals.kinds.classify import THRESHOLD
+
+        out.print(
+            f"{pid[:8]} {kind:<12} {escape(_summary(kind, expectation))}: under {THRESHOLD:.0%} on "
+            f"{backtest.get('would_have_failed')} of {backtest.get('loads')} loads; latest load "
+            f"{(dry.get('observed') or 0):.0%}",
+            highlight=False,
+        )
+        return
     out.print(
         f"{pid[:8]} {kind:<12} {escape(_summary(kind, expectation))}: would have failed "
         f"{backtest.get('would_have_failed')} of {backtest.get('loads')} loads; dry run {dry.get('outcome')}",

@@ -312,3 +312,29 @@ def test_dates_beside_date_times_get_the_same_type_on_both_engines(tmp_path: Pat
         "not_iso": "string",
         "zoned_date": "string",
     }
+
+
+def test_value_shapes_come_from_the_same_first_rows_on_both_engines(tmp_path: Path, engine: Any) -> None:
+    """Each shape's share is read from the load's first rows (assay.measure.shapes.SAMPLE_ROWS),
+    the same rows on DuckDB and Spark: here the rows after them hold no shape at all."""
+    from assay.measure import shapes
+    from assay.measure.profile import profile
+
+    first, rest = shapes.SAMPLE_ROWS, 150
+    lines = ["email,phone,ic,note"]
+    lines += [f"u{i}@example.com,+44 20 7946 {i:04d},{800101140000 + i},n{i}" for i in range(first)]
+    lines += [f"u{i},{i},{i},n{i}" for i in range(rest)]
+    path = tmp_path / "people.csv"
+    path.write_text("\n".join(lines) + "\n")
+    opened = open_engine(engine)
+    try:
+        table = register(opened, "t", path)
+        load = profile(opened, "t", table.columns)
+    finally:
+        opened.close()
+    assert [(c.name, c.sampled, c.shapes) for c in load.columns] == [
+        ("email", first, {"email": 1.0}),
+        ("phone", first, {"phone": 1.0}),
+        ("ic", first, {"identity_number": 1.0}),
+        ("note", first, {}),
+    ]

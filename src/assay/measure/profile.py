@@ -29,6 +29,10 @@ standard deviation, approximate quantiles: :mod:`assay.measure.shape`).
   distinct counts, the previous load decides (:func:`counted_pairs`): a pair whose rows went
   both ways is not counted again (it can be no rule of this history; stored without a value),
   nor a pair whose ranges did not overlap (its order says nothing the ranges do not).
+- Text and integer columns have the values of the load's first rows shaped (e-mail addresses,
+  phone, identity and card numbers: :mod:`assay.measure.shapes`), from a CTE of those rows in the
+  same statement; only each shape's share is kept, and ``assay propose`` reads the shares to
+  suggest classifying a column.
 
 The statement is built once, without copying it per column (sqlglot's builder methods copy the
 whole tree on each call: a 500-column profile spent minutes there).
@@ -44,7 +48,7 @@ from sqlglot import exp
 
 from assay.engine import Column, DataKind, Engine
 from assay.engine.base import as_text
-from assay.measure import shape
+from assay.measure import shape, shapes
 from assay.measure.kinds import KINDS
 from assay.measure.kinds import blank as _blank
 from assay.measure.values import as_number, looks_temporal
@@ -79,6 +83,10 @@ class ColumnProfile:
     # instants written as text, never a category (the monitor reads this flag).
     temporal_text: bool = False
     shape: shape.Shape | None = None  # a number column's mean, deviation and quantiles
+    # How many values of the load's first rows were shaped (None: not a shaped column), and each
+    # shape's share of them (the shapes none had left out): assay.measure.shapes
+    sampled: int | None = None
+    shapes: dict[str, float] = field(default_factory=dict)
 
     @property
     def null_rate(self) -> float:
@@ -125,8 +133,11 @@ class LoadProfile:
         DistinctValuesCount, Minimum, Maximum, Mean, StandardDeviation; plus NullCount, NullRate
         and BlankCount (the non-null text values that are empty or whitespace-only; 0 for other
         kinds), a number's Quantile05 to Quantile95, and per
-        counted pair ``Multicolumn.a,b.LessCount`` / ``GreaterCount``. Dates are stored as days
-        since 1970-01-01, timestamps as seconds."""
+        counted pair ``Multicolumn.a,b.LessCount`` / ``GreaterCount``; per text or integer column
+        whose first rows had values, ``ShapeSample`` (how many were shaped) and the share of each
+        shape some had (``EmailShare``, ``PhoneShare``, ``IdentityNumberShare``,
+        ``CardNumberShare``: :mod:`assay.measure.shapes`). Dates are stored as days since
+        1970-01-01, timestamps as seconds."""
         out: dict[MetricKey, float | None] = {
             MetricKey.dataset("RowCount"): float(self.rows),
             MetricKey.dataset("ColumnCount"): float(len(self.columns)),
@@ -144,6 +155,10 @@ class LoadProfile:
                 out[MetricKey.column(c.name, "Maximum")] = as_number(c.maximum)
             if c.shape is not None:
                 out.update(c.shape.metrics(c.name))
+            if c.sampled:
+                out[MetricKey.column(c.name, shapes.SAMPLED)] = float(c.sampled)
+                for found, share in c.shapes.items():
+                    out[MetricKey.column(c.name, shapes.METRICS[found])] = share
         for pair in self.pairs:
             names = (pair.first, pair.second)
             out[MetricKey.multicolumn(names, "LessCount")] = float(pair.less)
@@ -448,6 +463,10 @@ def profile_query(
         for name, order in (("lt", exp.LT), ("gt", exp.GT)):
             counted_rows = exp.CountIf(this=order(this=left.copy(), expression=right.copy()))
             projections.append(exp.alias_(counted_rows, f"{name}{k}", quoted=True, copy=False))
+    sample = _shape_sample(table, columns)
+    if sample is not None:
+        ctes.append(sample[0])
+        projections.append(exp.alias_(sample[1], "shapes", quoted=True, copy=False))
     if long:
         ctes.extend(_long_counts(table, columns, counted_names, declared, cap))
         summary = exp.to_identifier("__summary", quoted=True)
@@ -495,6 +514,36 @@ def _comparable(columns: Mapping[str, Column], first: str, second: str) -> tuple
         instant = exp.DataType.build("TIMESTAMPTZ")
         return exp.cast(left, instant), exp.cast(right, instant)
     return left, right
+
+
+SHAPED = (DataKind.STRING, DataKind.INTEGER)
+"""The kinds of column whose values are shaped (:mod:`assay.measure.shapes`): text, and integers,
+which hold phone and card numbers as often as text does."""
+
+
+def shaped(columns: Sequence[Column]) -> list[int]:
+    """The positions of the columns whose values are shaped."""
+    return [i for i, column in enumerate(columns) if column.kind in SHAPED]
+
+
+def _shape_sample(table: str, columns: Sequence[Column]) -> tuple[exp.CTE, exp.Expr] | None:
+    """The CTE of the first :data:`~assay.measure.shapes.SAMPLE_ROWS` rows' shaped columns as text,
+    and the one value that lists them, a list of each column's values (None: no shaped column)."""
+    positions = shaped(columns)
+    if not positions:
+        return None
+    rows = exp.Select(
+        expressions=[exp.alias_(as_text(columns[i]), f"s{i}", quoted=True, copy=False) for i in positions],
+        from_=exp.From(this=exp.Table(this=exp.to_identifier(table, quoted=True))),
+        limit=exp.Limit(expression=exp.Literal.number(shapes.SAMPLE_ROWS)),
+    )
+    name = exp.to_identifier("__shape_rows", quoted=True)
+    cte = exp.CTE(this=rows, alias=exp.TableAlias(this=name))
+    listed = exp.Select(
+        expressions=[exp.Array(expressions=[exp.ArrayAgg(this=_q(f"s{i}")) for i in positions])],
+        from_=exp.From(this=exp.Table(this=name.copy())),
+    )
+    return cte, exp.Subquery(this=listed)
 
 
 def _blank_sum() -> exp.Expr:
@@ -617,6 +666,7 @@ def decode(
         for k, (first, second) in enumerate(chosen_pairs)
     ]
     result.mixed = [pair for pair in mixed if pair not in chosen_pairs]
+    sampled = dict(zip(shaped(columns), row.get("shapes") or [], strict=False))
     for i, column in enumerate(columns):
         values = counts = None
         is_categorical = categorical(column, declared)
@@ -659,4 +709,8 @@ def decode(
                 shape=shape.read(row, i) if column.kind.numeric else None,
             )
         )
+        if i in sampled:
+            first_rows: list[str | None] = sampled[i] or []
+            result.columns[-1].sampled = shapes.sampled(first_rows)
+            result.columns[-1].shapes = shapes.shares(first_rows)
     return result

@@ -227,6 +227,70 @@ def edited_text(
     return edited
 
 
+def classified_text(
+    text: str,
+    classes: Mapping[str, Sequence[str]],
+    *,
+    comment: str | None = None,
+    filename: str = "<document>",
+) -> str:
+    r"""The document ``text`` with each column of ``classes`` (``{class: [columns]}``) added to its
+    class under ``dataset.classified`` (created when absent; a column there already, in any
+    class, is left where it is), checked with ``parse_document``; nothing is written. ``comment``
+    goes on the line above a class list the edit creates.
+
+    >>> doc = ("apiVersion: assay/v1\nkind: DatasetChecks\n"
+    ...        "dataset:\n  name: t   # the table\n  source: {path: t.csv}\n")
+    >>> print(classified_text(doc, {"pii": ["email"]}), end="")
+    apiVersion: assay/v1
+    kind: DatasetChecks
+    dataset:
+      name: t   # the table
+      source: {path: t.csv}
+      classified:
+        pii: [email]
+    >>> print(classified_text(doc + "  classified: {pii: [ic]}\n", {"pii": ["email", "ic"]}), end="")
+    apiVersion: assay/v1
+    kind: DatasetChecks
+    dataset:
+      name: t   # the table
+      source: {path: t.csv}
+      classified: {pii: [ic, email]}
+    """
+    parse_document(text, filename=filename)
+    yaml = _yaml(text)
+    try:
+        root = yaml.load(text)
+    except YAMLError as error:  # pragma: no cover - parse_document has read it already
+        raise ConfigError(f"{filename}: not valid YAML: {error}") from None
+    dataset = root.get("dataset")
+    if not isinstance(dataset, Mapping):
+        raise ConfigError(f"{filename}: the document has no dataset section to classify columns in")
+    found = dataset.get("classified")
+    if not isinstance(found, CommentedMap):
+        found = CommentedMap()
+        dataset["classified"] = found  # type: ignore[index]
+    known = {str(column) for columns in found.values() for column in columns or ()}
+    for name, columns in classes.items():
+        wanted = [c for c in columns if c not in known]
+        if not wanted:
+            continue
+        listed = found.get(name)
+        if not isinstance(listed, CommentedSeq):
+            listed = CommentedSeq()
+            listed.fa.set_flow_style()
+            found[name] = listed
+            if comment:
+                found.yaml_set_comment_before_after_key(name, before=_one_line(comment), indent=4)
+        listed.extend(wanted)
+        known.update(wanted)
+    out = io.StringIO()
+    yaml.dump(root, out)
+    edited = out.getvalue()
+    parse_document(edited, filename=filename)  # the edit must leave a valid document
+    return edited
+
+
 def _update(node: Any, wanted: Mapping[str, Any]) -> None:
     """Make the mapping ``node`` hold ``wanted``, changing only what differs: a value left as it
     was keeps its quotes and its comments."""

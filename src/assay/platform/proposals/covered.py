@@ -53,7 +53,9 @@ def covered(document: Document) -> set[tuple[str, str]]:
     >>> sorted(covered(doc))
     [('completeness', 'id'), ('order', 'a > b'), ('volume', 'row_count')]
     """
-    found: set[tuple[str, str]] = set()
+    found: set[tuple[str, str]] = {
+        ("classify", column) for columns in document.dataset.classified.values() for column in columns
+    }
     for expectation in document.expectations:
         if expectation.rule is not None:
             try:

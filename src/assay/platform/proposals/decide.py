@@ -1,11 +1,13 @@
 """A person's decision on a proposal: accepting writes its expectation into the dataset's check
 document as ``mode: advisory`` (with who, when and the evidence, and the metrics it needs added
-to its profile; the author's comments and layout kept), rejecting records why; both are events
+to its profile; the author's comments and layout kept), or a classification's column into the
+document's ``dataset.classified``, rejecting records why; both are events
 of the proposal's trail, and an accepted one is never proposed again, a rejected one only when
 its evidence changes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,7 +15,7 @@ from typing import Any
 
 from assay.errors import ConfigError
 from assay.platform.checks.document import find_document, read_text
-from assay.platform.checks.edit import diff_text, document_lock, edited_text, write_document
+from assay.platform.checks.edit import classified_text, diff_text, document_lock, edited_text, write_document
 from assay.store.proposals import ProposalRecord
 from assay.workspace import Workspace
 
@@ -30,7 +32,8 @@ def accept(
 ) -> Accepted:
     """Accept an open proposal (its id or a unique prefix): its expectation is appended to the
     dataset's check document, advisory, its description saying who accepted it and when, and
-    a comment above it the proposal's id and numbers; returns the diff of the document. The
+    a comment above it the proposal's id and numbers (a classification's column is added to
+    ``dataset.classified`` instead); returns the diff of the document. The
     document is written and the decision recorded together, with its audit row
     (``proposal.accept``, the document as the workspace names it and the diff), or neither."""
     when = at or datetime.now(UTC)
@@ -41,23 +44,50 @@ def accept(
     path = find_document(root / "checks", record.dataset)
     if path is None:
         raise ConfigError(f"no check document of dataset '{record.dataset}' in {root / 'checks'}")
-    expectation = dict(record.expectation)
-    expectation["mode"] = "advisory"
     stamp = f"{when.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
-    expectation["description"] = (
-        f"{expectation.get('description') or ''} Accepted by {by} on {stamp}.".strip()
-    )
     backtest = record.backtest or {}
     dry = record.dry_run or {}
-    comment = (
-        f"proposal {record.id[:8]} ({record.kind}), accepted by {by} on {stamp}: backtest failed on "
-        f"{backtest.get('would_have_failed')} of {backtest.get('loads')} loads; dry run {dry.get('outcome')}"
-    )
-    metrics = {record.requires["profile"]: record.requires["metrics"]} if record.requires else None
+    edit: Callable[[str], str]
+    written: Callable[[str], bool]
+    if record.kind == "classify":  # a classification: the columns join dataset.classified
+        classes = {str(k): [str(c) for c in v] for k, v in record.expectation["classified"].items()}
+        note = (
+            f"proposal {record.id[:8]} (classify), accepted by {by} on {stamp}: "
+            f"{record.evidence.get('share', 0):.0%} of {record.evidence.get('sampled')} sampled values "
+            f"looked like {str(record.evidence.get('shape', '')).replace('_', ' ')}s"
+        )
+
+        def edit(text: str) -> str:
+            return classified_text(text, classes, comment=note, filename=str(path))
+
+        def written(text: str) -> bool:
+            return _classified_already(text, classes, str(path))
+
+    else:
+        expectation = dict(record.expectation)
+        expectation["mode"] = "advisory"
+        expectation["description"] = (
+            f"{expectation.get('description') or ''} Accepted by {by} on {stamp}.".strip()
+        )
+        comment = (
+            f"proposal {record.id[:8]} ({record.kind}), accepted by {by} on {stamp}: backtest failed on "
+            f"{backtest.get('would_have_failed')} of {backtest.get('loads')} loads; "
+            f"dry run {dry.get('outcome')}"
+        )
+        metrics = {record.requires["profile"]: record.requires["metrics"]} if record.requires else None
+
+        def edit(text: str) -> str:
+            return edited_text(
+                text, [expectation], metrics, comments={expectation["id"]: comment}, filename=str(path)
+            )
+
+        def written(text: str) -> bool:
+            return _written_already(text, record.expectation, str(path))
+
     # under the document's lock, as the web editor's saves: a save at the same moment is
     # neither lost nor overwritten (tests/web/test_concurrent_saves.py)
     with document_lock(path):
-        return _accept_locked(store, record, path, root, expectation, metrics, comment, by, when)
+        return _accept_locked(store, record, path, root, edit, written, by, when)
 
 
 def _accept_locked(
@@ -65,18 +95,17 @@ def _accept_locked(
     record: ProposalRecord,
     path: Path,
     root: Path,
-    expectation: dict[str, Any],
-    metrics: dict[str, Any] | None,
-    comment: str,
+    edit: Callable[[str], str],
+    written: Callable[[str], bool],
     by: str,
     when: datetime,
 ) -> Accepted:
     from assay.platform.runs.faults import checkpoint
 
     before = read_text(path, "check document")
-    if _written_already(before, record.expectation, str(path)):
+    if written(before):
         # a kill between the document's write and the decision's commit: the document holds the
-        # expectation already; the decision is rolled forward, the document left as it is
+        # proposal already; the decision is rolled forward, the document left as it is
         with store.transaction():
             store.decide_proposal(
                 record.id,
@@ -88,9 +117,7 @@ def _accept_locked(
             )
             _audit_accept(store, record, path, root, by, "")
         return Accepted(store.proposal(record.id), path, "")
-    after = edited_text(
-        before, [expectation], metrics, comments={expectation["id"]: comment}, filename=str(path)
-    )
+    after = edit(before)
     diff = diff_text(before, after, str(path))
     with store.transaction():
         store.decide_proposal(
@@ -125,6 +152,16 @@ def _written_already(text: str, expectation: dict[str, Any], filename: str) -> b
         expectation.get("metric"),
         expectation.get("expect"),
     )
+
+
+def _classified_already(text: str, classes: dict[str, list[str]], filename: str) -> bool:
+    """Whether every column of ``classes`` is classified in the document ``text`` already (in any
+    class): what an accept killed after writing the document left, or a person's own edit."""
+    from assay.platform.checks.document import parse_document
+
+    document = parse_document(text, filename=filename)
+    known = {c for columns in document.dataset.classified.values() for c in columns}
+    return all(c in known for columns in classes.values() for c in columns)
 
 
 def reject(store: Any, proposal_id: str, *, by: str, why: str, at: datetime | None = None) -> ProposalRecord:

@@ -43,6 +43,10 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
         "before", "after", "order", "earlier", "later", "precede", "never", "exceed", "greater",
         "less", "than", "sequence", "ahead", "behind",
     ),
+    "classify": (
+        "classify", "classified", "pii", "personal", "private", "privacy", "mask", "sensitive",
+        "email", "phone", "identity", "card", "gdpr", "protect", "leak",
+    ),
 }  # fmt: skip
 """The words people use for each kind of check (lowercase; matched like column words)."""
 

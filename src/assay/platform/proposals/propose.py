@@ -30,7 +30,7 @@ from assay.platform.proposals.candidate import Candidate
 from assay.platform.proposals.clock import end_of_day
 from assay.platform.proposals.history import History
 from assay.platform.proposals.intent import rank
-from assay.platform.proposals.kinds import KINDS, MINERS
+from assay.platform.proposals.kinds import EARLY, KINDS, MINERS
 from assay.workspace import Workspace
 
 MIN_LOADS = 14
@@ -111,16 +111,19 @@ def propose(
     found = ProposalSet(
         dataset, path, chosen.id, len(loads), loads[-1].logical_date.isoformat() if loads else None
     )
-    if len(loads) - 1 < min_loads:
+    enough = len(loads) - 1 >= min_loads
+    if not enough:
         found.notes.append(
             f"{dataset} has {len(loads)} profiled load(s); proposals are mined from at least {min_loads} "
             "before the latest (assay profile or assay check run each load)"
+            + ("; classifications are proposed from any" if loads else "")
         )
-        return found
+        if not loads:
+            return found
     ticks = store.ticks(path.relative_to(root).as_posix())  # named as the scheduler names it
     history = History(dataset, loads, document, chosen, min_loads, ticks)
-    candidates = [c for miner in MINERS for c in miner.mine(history)]
-    if history.clock.source == "none" and history.columns(DataKind.TIMESTAMP):
+    candidates = [c for miner in (MINERS if enough else EARLY) for c in miner.mine(history)]
+    if enough and history.clock.source == "none" and history.columns(DataKind.TIMESTAMP):
         found.notes.append(
             f"freshness is not proposed: profile '{chosen.id}' has no schedule and its loads were profiled "
             "long after their days, so nothing says when a check would judge them (add a schedule)"
@@ -151,8 +154,10 @@ def propose(
         if len(ranked) < len(shown):
             found.left_out["not what the intent asks"] = len(shown) - len(ranked)
         shown = ranked
-    if shown:
-        found.queries = dry_run(history, path, shown, store=store, workspace=root)
+    # a classification judges nothing: its "dry run" is its share on the latest load (kinds/classify.py)
+    runnable = [c for c in shown if c.kind != "classify"]
+    if runnable:
+        found.queries = dry_run(history, path, runnable, store=store, workspace=root)
     when = at or datetime.now(UTC)
     for c in shown:
         pid = c.id(dataset)

@@ -1,8 +1,9 @@
 """The kinds of proposals, one small class each, each with a one-line statement of its rule.
 
 A kind reads a :class:`~assay.platform.proposals.history.History` (stored numbers only, never
-the data) and returns its :class:`~assay.platform.proposals.candidate.Candidate` values, each
-with its evidence and its backtest. :data:`MINERS` is the one table of them.
+the data: a classification reads the shares of value shapes a profile stores) and returns its
+:class:`~assay.platform.proposals.candidate.Candidate` values, each with its evidence and its
+backtest. :data:`MINERS` is the one table of them.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Protocol
 
 from assay.platform.proposals.candidate import Candidate
 from assay.platform.proposals.history import History
+from assay.platform.proposals.kinds.classify import Classify
 from assay.platform.proposals.kinds.completeness import Completeness
 from assay.platform.proposals.kinds.freshness import Freshness
 from assay.platform.proposals.kinds.order import Order
@@ -35,9 +37,13 @@ MINERS: tuple[Miner, ...] = (
     Range(),
     Volume(),
     Freshness(),
+    Classify(),
 )
 """Every kind, in the order proposals are listed when no intent ranks them."""
 
 KINDS = tuple(m.kind for m in MINERS)
 
-__all__ = ["KINDS", "MINERS", "Miner"]
+EARLY: tuple[Miner, ...] = (Classify(),)
+"""The kinds mined from however few loads (a classification protects; it judges nothing)."""
+
+__all__ = ["EARLY", "KINDS", "MINERS", "Miner"]
