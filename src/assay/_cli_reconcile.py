@@ -56,6 +56,13 @@ def reconcile_command(
             "--json", help="Write the result as JSON to OUT ('-' = stdout).", show_default="not written"
         ),
     ] = None,
+    dataset: Annotated[
+        str | None,
+        typer.Option(
+            help="The dataset whose classified columns are masked in the sample keys (docs/privacy.md).",
+            show_default="the target's (or else the source's) when it is iceberg:NAME",
+        ),
+    ] = None,
     workspace: WorkspaceOption = None,
     spark_master: SparkMasterOption = None,
 ) -> None:
@@ -83,6 +90,12 @@ def reconcile_command(
         return default_factory(kind)
 
     space = Workspace(workspace)
+    if dataset is not None and space.document_for(dataset) is None:
+        from assay.errors import ConfigError
+
+        raise ConfigError(
+            f"--dataset {dataset}: no check document or dataset file of that name in the workspace"
+        )
     with progress(err, f"Reconciling {source} with {target}"):
         result = reconcile(
             source,
@@ -93,6 +106,13 @@ def reconcile_command(
             factory=factory,
             progress=lambda step: err.log(step) if err.is_terminal else None,
         )
+    named = dataset or next(
+        (t[len("iceberg:") :] for t in (target, source) if t.startswith("iceberg:")), None
+    )
+    if named:
+        from assay.platform.privacy import masker_for
+
+        result = result.masked(masker_for(space, named))
     found = result.to_dict()
     if json_out is not None:
         _write_json(json_out, found)

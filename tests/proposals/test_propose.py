@@ -56,9 +56,24 @@ def test_the_json_contract_and_every_kind(world: Path) -> None:
             "requires",
         ]
         assert set(p.backtest) == {"loads", "would_have_failed"} and set(p.dry_run) == {"outcome", "observed"}
-        assert p.expectation["mode"] == "advisory" and p.event == "proposed"
+        assert p.event == "proposed"
+        if p.kind != "classify":  # a classification is written to dataset.classified, not as a check
+            assert p.expectation["mode"] == "advisory"
     kinds = {p.kind for p in found.proposals}
-    assert kinds == {"order", "uniqueness", "values", "completeness", "range", "volume", "freshness"}
+    assert kinds == {
+        "order",
+        "uniqueness",
+        "values",
+        "completeness",
+        "range",
+        "volume",
+        "freshness",
+        "classify",
+    }
+    # the trades' buyers' e-mail addresses: the one column proposed pii
+    [classify] = [p for p in found.proposals if p.kind == "classify"]
+    assert (classify.evidence["column"], classify.evidence["shape"]) == ("email", "email")
+    assert classify.expectation["classified"] == {"pii": ["email"]}
     assert _by(found, "uniqueness").expectation["rule"] == 'IsUnique "trade_id"'
     assert _by(found, "values", "region").expectation["rule"] == 'ColumnValues "region" in ["APAC","EU","US"]'
     # fee is sometimes null: its range leaves nulls to completeness
@@ -147,7 +162,11 @@ def test_the_dry_run_is_one_query_and_records_nothing(world: Path) -> None:
             dry_run(history, world / "checks" / "trades.yaml", candidates, store=store, workspace=world) == 1
         )
         assert dump(world / "assay.db") == before and sorted((world / "runs").iterdir()) == runs
-    assert all(c.dry_run and c.dry_run["outcome"] in ("passed", "failed") for c in candidates)
+    checks = [c for c in candidates if c.kind != "classify"]
+    assert all(c.dry_run and c.dry_run["outcome"] in ("passed", "failed") for c in checks)
+    # a classification is not run: its "dry run" is the latest load's share, as mined
+    [classify] = [c for c in candidates if c.kind == "classify"]
+    assert classify.dry_run == {"outcome": None, "observed": 1.0}
 
 
 def test_what_the_demo_document_checks_already_is_not_proposed(world: Path) -> None:
@@ -246,7 +265,9 @@ def test_accept_writes_the_document_and_reject_holds_until_the_evidence_changes(
 
 def test_too_little_history_and_unknown_datasets(world: Path) -> None:
     found = _propose(world, min_loads=TRADE_DAYS)
-    assert found.proposals == [] and "at least 24" in found.notes[0]
+    assert "at least 24" in found.notes[0]
+    # only a classification, which needs no run of earlier loads (docs/privacy.md)
+    assert [p.kind for p in found.proposals] == ["classify"]
     with MetricStore.open(workspace=world) as store, pytest.raises(ConfigError, match="no check document"):
         propose("payments.nothing", store=store, workspace=world)
     with MetricStore.open(workspace=world) as store, pytest.raises(ConfigError, match="no profile 'hourly'"):

@@ -98,3 +98,58 @@ def test_group_by_compares_aggregates_per_group(files: Path) -> None:
     result = json.loads(stdout)
     assert result["mode"] == "groups" and result["group_by"] == "ok"
     assert result["changed"] == 2 and result["changed_by_column"] == {"count": 0, "amount": 2}
+
+
+CLASSIFIED = """apiVersion: assay/v1
+kind: DatasetChecks
+dataset:
+  name: bureau.accounts
+  source: {path: ../target.parquet}
+  classified: {pii: [id]}
+"""
+
+
+def test_a_classified_key_is_masked_in_the_samples(files: Path) -> None:
+    """docs/privacy.md: the sample keys of a dataset that classifies its key are keyed hashes, in
+    the JSON and on the console."""
+    (files / "checks").mkdir()
+    (files / "checks" / "accounts.yaml").write_text(CLASSIFIED)
+    pair = (
+        str(files / "source.parquet"),
+        str(files / "target.parquet"),
+        "--key",
+        "id",
+        "--tolerance",
+        "amount=0.01",
+    )
+    code, stdout, _ = _run(files, *pair, "--dataset", "bureau.accounts", "--json", "-")
+    assert code == 1
+    result = json.loads(stdout)
+    assert found(result) == EXPECTED  # the counts are the data's
+    keys = [
+        s["key"]["id"]
+        for kind in ("only_in_source", "only_in_target", "changed")
+        for s in result["samples"][kind]
+    ]
+    assert keys and all(str(k).startswith("pii:") for k in keys)
+    clear = json.loads(_run(files, *pair, "--json", "-")[1])  # without --dataset: nothing to mask
+    assert all(isinstance(s["key"]["id"], int) for s in clear["samples"]["changed"])
+    code, console, _ = _run(files, *pair, "--dataset", "bureau.accounts")
+    assert (
+        code == 1
+        and "id=pii:" in console
+        and not any(f"id={k['key']['id']}" in console for k in clear["samples"]["changed"])
+    )
+
+
+def test_an_unknown_dataset_to_mask_by_is_a_mistake(files: Path) -> None:
+    code, _, stderr = _run(
+        files,
+        str(files / "source.parquet"),
+        str(files / "target.parquet"),
+        "--key",
+        "id",
+        "--dataset",
+        "nope",
+    )
+    assert code == 2 and "--dataset nope: no check document" in stderr and "Traceback" not in stderr

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from web.conftest import Api, with_new_values
+from web.conftest import Api, open_plane, users_of, with_new_values
 
 DATASET = "payments.trades"
 
@@ -245,3 +245,49 @@ def test_a_dataset_whose_name_cannot_name_a_file_is_still_shown(fresh: Any) -> N
     draft = {"expect": "id: rows\nrule: RowCount > 0\n", "source": "{path: x.csv}"}
     refused = api.post("/datasets/sales%20EU%20(raw)/checks/preview", draft)
     assert refused.status_code == 400 and "cannot name a document file" in refused.json()["error"]
+
+
+def test_a_classification_is_proposed_shown_and_accepted_on_the_web(tmp_path: Path) -> None:
+    """A column of e-mail addresses (docs/privacy.md "Suggested classifications"): its proposal's
+    page says what accepting does, and accepting it through the API classifies the column."""
+    from fastapi.testclient import TestClient
+
+    from _invoke import assay
+    from assay.platform.proposals import propose
+    from assay.web.app import create_app
+
+    root = tmp_path / "ws"
+    (root / "checks").mkdir(parents=True)
+    (root / "checks" / "people.yaml").write_text(
+        "apiVersion: assay/v1\nkind: DatasetChecks\n"
+        'dataset: {name: crm.people, source: {path: "../people.csv"}}\n'
+        "profiles:\n  - id: daily\n    metrics: [row_count]\n"
+    )
+    lines = ["id,contact,city", *(f"{i},p{i}@mail.example,city{i % 4}" for i in range(30))]
+    (root / "people.csv").write_text("\n".join(lines) + "\n")
+    profiled = assay(
+        "profile", str(root / "people.csv"), "--dataset", "crm.people", "--load-date", "2026-11-30",
+        "--workspace", str(root),
+    )  # fmt: skip
+    assert profiled == 0
+    plane = open_plane(root)
+    try:
+        [proposal] = propose("crm.people", store=plane.store, workspace=root).proposals
+        assert proposal.kind == "classify"
+        tokens = users_of(plane)
+        with TestClient(create_app(plane=plane), follow_redirects=False) as client:
+            author = Api(client, tokens["author"])
+            listed = client.get("/proposals", headers=author.headers)
+            assert listed.status_code == 200 and "classify contact as pii" in listed.text
+            shown = client.get(f"/proposals/{proposal.id}", headers=author.headers)
+            assert shown.status_code == 200
+            assert "Accept (classify)" in shown.text and "The classification" in shown.text
+            assert "@mail.example" not in listed.text + shown.text  # the evidence holds no value
+            viewer = Api(client, tokens["viewer"])
+            assert viewer.post(f"/proposals/{proposal.id}/accept").status_code == 403
+            accepted = author.post(f"/proposals/{proposal.id}/accept").json()
+            assert accepted["state"] == "accepted"
+    finally:
+        plane.close()
+    document = yaml.safe_load((root / "checks" / "people.yaml").read_text())
+    assert document["dataset"]["classified"] == {"pii": ["contact"]}

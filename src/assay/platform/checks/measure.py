@@ -312,7 +312,12 @@ class ColumnProfiling:
         """The profile's statement over ``table``, its columns renamed ``__p_<name>`` so that
         none meets a name of the check statement's (a dimension named ``rows``); ``counts``: the
         columns whose values another part of the statement groups (:func:`profile_query`)."""
-        query = profile_query(table, columns, self.categorical, CAP, self.exact, self.pairs, counts)
+        # the value shapes' first rows are read from the slice's own relation, not its
+        # materialized copy (measure.profile.profile_query's sample_from)
+        sample_from = ROWS if table == MATERIALIZED else None
+        query = profile_query(
+            table, columns, self.categorical, CAP, self.exact, self.pairs, counts, sample_from
+        )
         for projection in query.expressions:
             projection.set("alias", exp.to_identifier(_PREFIX + projection.alias, quoted=True))
         return query

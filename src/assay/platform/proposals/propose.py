@@ -154,10 +154,8 @@ def propose(
         if len(ranked) < len(shown):
             found.left_out["not what the intent asks"] = len(shown) - len(ranked)
         shown = ranked
-    # a classification judges nothing: its "dry run" is its share on the latest load (kinds/classify.py)
-    runnable = [c for c in shown if c.kind != "classify"]
-    if runnable:
-        found.queries = dry_run(history, path, runnable, store=store, workspace=root)
+    if shown:
+        found.queries = dry_run(history, path, shown, store=store, workspace=root)
     when = at or datetime.now(UTC)
     for c in shown:
         pid = c.id(dataset)
@@ -202,6 +200,10 @@ def dry_run(
     from assay.platform.checks.document import parse_document
     from assay.platform.runs.check import CheckRun
 
+    # a classification judges nothing: its "dry run" is its share on the latest load, as mined
+    candidates = [c for c in candidates if c.kind != "classify"]
+    if not candidates:
+        return 0
     text = read_text(path, "check document")
     valid = [c for c in candidates if _addable(text, [c], str(path))]
     for c in candidates:

@@ -7,9 +7,12 @@ either side (those rows cannot be matched, so the sides are not shown to be equa
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
+
+from assay.privacy import Masker
 
 KINDS = ("only_in_source", "only_in_target", "changed")
 """The three kinds of difference, in the order they are counted and shown."""
@@ -101,6 +104,26 @@ class Result:
             "null_keys": float(sum(a.null_key_rows for a in self.anomalies.values())),
             "duplicate_keys": float(sum(a.duplicate_keys for a in self.anomalies.values())),
         }
+
+    def masked(self, masker: Masker) -> Result:
+        """The result with every sample key's classified columns masked (docs/privacy.md): what
+        ``assay reconcile`` prints and writes for a dataset that classifies its key."""
+        if not masker:
+            return self
+
+        def keys(samples: Iterable[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+            return tuple({**sample, "key": masker.row(sample["key"])} for sample in samples)
+
+        return replace(
+            self,
+            samples={kind: list(keys(found)) for kind, found in self.samples.items()},
+            anomalies={
+                side: replace(
+                    a, null_key_samples=keys(a.null_key_samples), duplicate_samples=keys(a.duplicate_samples)
+                )
+                for side, a in self.anomalies.items()
+            },
+        )
 
     def to_dict(self) -> dict[str, Any]:
         found: dict[str, Any] = {

@@ -23,6 +23,7 @@ import hashlib
 import time as clock
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,7 @@ from assay.platform.runs.driver import Driver, Failed, Flow, Persisted, Retry, S
 from assay.platform.runs.run import Input
 from assay.platform.runs.slices import Slice, inferred
 from assay.platform.sources import confine
-from assay.privacy import mask_profile
+from assay.privacy import Masker, mask_profile
 from assay.rules.plan import Context
 from assay.store import MetricKey
 from assay.vocabulary import RunState
@@ -141,6 +142,12 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
         self.monitor: DatasetConfig = document.monitor_config()  # the drift monitor's, of every slice
         self.resumed: dict[str, dict[str, Any]] = {}
         self.measured: Measured = {}
+
+    @cached_property
+    def masker(self) -> Masker:
+        """The document's masker (docs/privacy.md), built once a run: it reads the workspace's
+        secret, and a run measures each of its profiles."""
+        return document_masker(self.document, self.workspace)
 
     def run(self) -> CheckResult:
         driver = Driver(
@@ -262,7 +269,7 @@ class CheckRun(Flow[Measured, Loads, list[dict[str, Any]], CheckResult]):
         )
         # masked before anything keeps or shows it: the store, the summary, notifications and
         # pages all read this measurement (a resumed one was kept masked)
-        masker = document_masker(self.document, self.workspace)
+        masker = self.masker
         measured.samples = {key: masker.rows(rows) for key, rows in measured.samples.items()}
         measured.columns = mask_profile(measured.columns, masker)
         if measured.rows == 0 and profile.slice is not None:
