@@ -29,6 +29,7 @@ if str(SRC) not in sys.path:
 
 from assay.engine import DuckDBEngine  # noqa: E402
 from assay.measure import profile as profiling  # noqa: E402
+from assay.measure import shapes  # noqa: E402
 
 # 15 digits from the row number, then the check digit that makes the Luhn sum a multiple of 10
 _CARD = """
@@ -59,15 +60,15 @@ def load(con: duckdb.DuckDBPyConnection, rows: int) -> None:
 
 
 def timed(engine: DuckDBEngine, shaped: bool) -> tuple[float, Any]:
-    kept = profiling._shape_sample
+    kept = shapes.sample
     if not shaped:
-        profiling._shape_sample = lambda table, columns: None  # type: ignore[assignment]
+        shapes.sample = lambda table, columns: None  # type: ignore[assignment]
     try:
         started = time.perf_counter()
         found = profiling.profile(engine, "t", engine.columns("t"))
         return time.perf_counter() - started, found
     finally:
-        profiling._shape_sample = kept  # type: ignore[assignment]
+        shapes.sample = kept  # type: ignore[assignment]
 
 
 def main() -> int:

@@ -468,7 +468,7 @@ def profile_query(
         for name, order in (("lt", exp.LT), ("gt", exp.GT)):
             counted_rows = exp.CountIf(this=order(this=left.copy(), expression=right.copy()))
             projections.append(exp.alias_(counted_rows, f"{name}{k}", quoted=True, copy=False))
-    sample = _shape_sample(sample_from or table, columns)
+    sample = shapes.sample(sample_from or table, columns)
     if sample is not None:
         ctes.append(sample[0])
         projections.append(exp.alias_(sample[1], "shapes", quoted=True, copy=False))
@@ -519,36 +519,6 @@ def _comparable(columns: Mapping[str, Column], first: str, second: str) -> tuple
         instant = exp.DataType.build("TIMESTAMPTZ")
         return exp.cast(left, instant), exp.cast(right, instant)
     return left, right
-
-
-SHAPED = (DataKind.STRING, DataKind.INTEGER)
-"""The kinds of column whose values are shaped (:mod:`assay.measure.shapes`): text, and integers,
-which hold phone and card numbers as often as text does."""
-
-
-def shaped(columns: Sequence[Column]) -> list[int]:
-    """The positions of the columns whose values are shaped."""
-    return [i for i, column in enumerate(columns) if column.kind in SHAPED]
-
-
-def _shape_sample(table: str, columns: Sequence[Column]) -> tuple[exp.CTE, exp.Expr] | None:
-    """The CTE of the first :data:`~assay.measure.shapes.SAMPLE_ROWS` rows' shaped columns as text,
-    and the one value that lists them, a list of each column's values (None: no shaped column)."""
-    positions = shaped(columns)
-    if not positions:
-        return None
-    rows = exp.Select(
-        expressions=[exp.alias_(as_text(columns[i]), f"s{i}", quoted=True, copy=False) for i in positions],
-        from_=exp.From(this=exp.Table(this=exp.to_identifier(table, quoted=True))),
-        limit=exp.Limit(expression=exp.Literal.number(shapes.SAMPLE_ROWS)),
-    )
-    name = exp.to_identifier("__shape_rows", quoted=True)
-    cte = exp.CTE(this=rows, alias=exp.TableAlias(this=name))
-    listed = exp.Select(
-        expressions=[exp.Array(expressions=[exp.ArrayAgg(this=_q(f"s{i}")) for i in positions])],
-        from_=exp.From(this=exp.Table(this=name.copy())),
-    )
-    return cte, exp.Subquery(this=listed)
 
 
 def _blank_sum() -> exp.Expr:
@@ -671,7 +641,7 @@ def decode(
         for k, (first, second) in enumerate(chosen_pairs)
     ]
     result.mixed = [pair for pair in mixed if pair not in chosen_pairs]
-    sampled = dict(zip(shaped(columns), row.get("shapes") or [], strict=False))
+    sampled = dict(zip(shapes.shaped(columns), row.get("shapes") or [], strict=False))
     for i, column in enumerate(columns):
         values = counts = None
         is_categorical = categorical(column, declared)

@@ -35,7 +35,12 @@ Decisions (docs/privacy.md, "Suggested classifications"):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+
+from sqlglot import exp
+
+from assay.engine import Column, DataKind
+from assay.engine.base import as_text
 
 SAMPLE_ROWS = 200
 """The rows of each load whose values are shaped: the first ones."""
@@ -66,6 +71,47 @@ SAMPLED = "ShapeSample"
 
 PRECEDENCE = ("card_number", "identity_number", "email", "phone")
 """Which shape a column is said to have when several reach the threshold: the most specific first."""
+
+
+SHAPED = (DataKind.STRING, DataKind.INTEGER)
+"""The kinds of column whose values are shaped: text, and integers, which hold phone and card
+numbers as often as text does."""
+
+
+def shaped(columns: Sequence[Column]) -> list[int]:
+    """The positions of the columns whose values are shaped."""
+    return [i for i, column in enumerate(columns) if column.kind in SHAPED]
+
+
+def sample(table: str, columns: Sequence[Column]) -> tuple[exp.CTE, exp.Expr] | None:
+    """The part of a profile's statement that reads the shapes' sample: the CTE of ``table``'s
+    first :data:`SAMPLE_ROWS` rows, its shaped columns as text, and the one value that lists
+    them, a list of each column's values (None: no shaped column).
+
+    >>> columns = [Column("e", "VARCHAR", DataKind.STRING), Column("x", "DOUBLE", DataKind.FLOAT)]
+    >>> cte, listed = sample("t", columns)
+    >>> cte.sql("duckdb")
+    '"__shape_rows" AS (SELECT "e" AS "s0" FROM "t" LIMIT 200)'
+    >>> listed.sql("duckdb")
+    '(SELECT [ARRAY_AGG("s0")] FROM "__shape_rows")'
+    """
+    positions = shaped(columns)
+    if not positions:
+        return None
+    rows = exp.Select(
+        expressions=[exp.alias_(as_text(columns[i]), f"s{i}", quoted=True, copy=False) for i in positions],
+        from_=exp.From(this=exp.Table(this=exp.to_identifier(table, quoted=True))),
+        limit=exp.Limit(expression=exp.Literal.number(SAMPLE_ROWS)),
+    )
+    name = exp.to_identifier("__shape_rows", quoted=True)
+    cte = exp.CTE(this=rows, alias=exp.TableAlias(this=name))
+    listed = exp.Select(
+        expressions=[
+            exp.Array(expressions=[exp.ArrayAgg(this=exp.column(f"s{i}", quoted=True)) for i in positions])
+        ],
+        from_=exp.From(this=exp.Table(this=name.copy())),
+    )
+    return cte, exp.Subquery(this=listed)
 
 
 def luhn(digits: str) -> bool:
@@ -142,9 +188,12 @@ __all__ = [
     "PRECEDENCE",
     "SAMPLED",
     "SAMPLE_ROWS",
+    "SHAPED",
     "SHAPES",
     "luhn",
+    "sample",
     "sampled",
+    "shaped",
     "shapes_of",
     "shares",
 ]
