@@ -172,14 +172,7 @@ def edited_text(
     """The document ``text`` with ``expectations`` and ``metrics`` added (see
     :func:`add_expectations`), checked with ``parse_document``; nothing is written. With
     ``replacing``, the first expectation takes the place of the one with that id (an edit)."""
-    # a broken document is reported as it stands, and ruamel reads only a text within the limits
-    # of assay.lang.yamlsafe that parse_document applies
-    parse_document(text, filename=filename)
-    yaml = _yaml(text)
-    try:
-        root = yaml.load(text)
-    except YAMLError as error:  # pragma: no cover - parse_document has read it already
-        raise ConfigError(f"{filename}: not valid YAML: {error}") from None
+    yaml, root = _round_trip(text, filename)
     for profile_id, entries in (metrics or {}).items():
         _add_metrics(root, profile_id, entries, filename)
     listed = root.get("expectations")
@@ -257,12 +250,7 @@ def classified_text(
       source: {path: t.csv}
       classified: {pii: [ic, email]}
     """
-    parse_document(text, filename=filename)
-    yaml = _yaml(text)
-    try:
-        root = yaml.load(text)
-    except YAMLError as error:  # pragma: no cover - parse_document has read it already
-        raise ConfigError(f"{filename}: not valid YAML: {error}") from None
+    yaml, root = _round_trip(text, filename)
     dataset = root.get("dataset")
     if not isinstance(dataset, Mapping):
         raise ConfigError(f"{filename}: the document has no dataset section to classify columns in")
@@ -289,6 +277,18 @@ def classified_text(
     edited = out.getvalue()
     parse_document(edited, filename=filename)  # the edit must leave a valid document
     return edited
+
+
+def _round_trip(text: str, filename: str) -> tuple[YAML, Any]:
+    """The document ``text`` read for an edit that keeps its layout: the YAML that writes it back
+    and its root. A broken document is reported as it stands, and ruamel reads only a text within
+    the limits of assay.lang.yamlsafe that parse_document applies."""
+    parse_document(text, filename=filename)
+    yaml = _yaml(text)
+    try:
+        return yaml, yaml.load(text)
+    except YAMLError as error:  # pragma: no cover - parse_document has read it already
+        raise ConfigError(f"{filename}: not valid YAML: {error}") from None
 
 
 def _update(node: Any, wanted: Mapping[str, Any]) -> None:
