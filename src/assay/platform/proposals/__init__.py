@@ -3,7 +3,7 @@ evidence, backtested, dry-run, and activated only when a person accepts them.
 
 >>> from assay.platform.proposals import KINDS
 >>> KINDS
-('order', 'uniqueness', 'values', 'completeness', 'range', 'volume', 'freshness')
+('order', 'uniqueness', 'values', 'completeness', 'range', 'volume', 'freshness', 'classify')
 """
 
 from assay.platform.proposals.decide import Accepted, accept, reject
