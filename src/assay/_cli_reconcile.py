@@ -71,7 +71,7 @@ def reconcile_command(
     from assay._render import progress
     from assay.engine import Engine
     from assay.platform.reconcile import Spec, reconcile
-    from assay.platform.reconcile.sides import default_factory
+    from assay.platform.reconcile.sides import default_factory, location
     from assay.workspace import Workspace
 
     spec = Spec.of(
@@ -107,7 +107,12 @@ def reconcile_command(
             progress=lambda step: err.log(step) if err.is_terminal else None,
         )
     named = dataset or next(
-        (t[len("iceberg:") :] for t in (target, source) if t.startswith("iceberg:")), None
+        (
+            where.iceberg
+            for where in map(location, (target, source))
+            if not isinstance(where, str) and where.iceberg
+        ),
+        None,
     )
     if named:
         from assay.platform.privacy import masker_for

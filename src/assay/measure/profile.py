@@ -686,6 +686,5 @@ def decode(
         )
         if i in sampled:
             first_rows: list[str | None] = sampled[i] or []
-            result.columns[-1].sampled = shapes.sampled(first_rows)
-            result.columns[-1].shapes = shapes.shares(first_rows)
+            result.columns[-1].sampled, result.columns[-1].shapes = shapes.read(first_rows)
     return result

@@ -162,6 +162,15 @@ def _phone(value: str) -> bool:
 def shares(values: Iterable[str | None]) -> dict[str, float]:
     """Each shape's share of the non-null, non-blank ``values`` (rounded to 4 places), the shapes
     no value has left out; ``{}`` when there is no value."""
+    return read(values)[1]
+
+
+def read(values: Iterable[str | None]) -> tuple[int, dict[str, float]]:
+    """How many of ``values`` are read (non-null, non-blank) and :func:`shares` of them, in one pass.
+
+    >>> read(["a@b.example", " ", None, "x"])
+    (2, {'email': 0.5})
+    """
     counts = dict.fromkeys(SHAPES, 0)
     seen = 0
     for value in values:
@@ -174,13 +183,8 @@ def shares(values: Iterable[str | None]) -> dict[str, float]:
         for shape in shapes_of(text):
             counts[shape] += 1
     if not seen:
-        return {}
-    return {shape: round(n / seen, 4) for shape, n in counts.items() if n}
-
-
-def sampled(values: Iterable[str | None]) -> int:
-    """How many of ``values`` :func:`shares` reads (non-null, non-blank)."""
-    return sum(1 for value in values if isinstance(value, str) and value.strip())
+        return 0, {}
+    return seen, {shape: round(n / seen, 4) for shape, n in counts.items() if n}
 
 
 __all__ = [
@@ -191,8 +195,8 @@ __all__ = [
     "SHAPED",
     "SHAPES",
     "luhn",
+    "read",
     "sample",
-    "sampled",
     "shaped",
     "shapes_of",
     "shares",

@@ -17,6 +17,7 @@ from assay.lang.dqdl import ast
 from assay.platform.checks.document import Document
 from assay.platform.checks.rules import RuleError, parse_rule
 from assay.platform.proposals.candidate import Candidate
+from assay.privacy import classes
 
 _RULES: dict[str, tuple[str, ...]] = {
     "IsComplete": ("completeness",),
@@ -53,9 +54,7 @@ def covered(document: Document) -> set[tuple[str, str]]:
     >>> sorted(covered(doc))
     [('completeness', 'id'), ('order', 'a > b'), ('volume', 'row_count')]
     """
-    found: set[tuple[str, str]] = {
-        ("classify", column) for columns in document.dataset.classified.values() for column in columns
-    }
+    found: set[tuple[str, str]] = {("classify", column) for column in classes(document.dataset.classified)}
     for expectation in document.expectations:
         if expectation.rule is not None:
             try:

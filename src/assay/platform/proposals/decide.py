@@ -158,9 +158,9 @@ def _classified_already(text: str, classes: dict[str, list[str]], filename: str)
     """Whether every column of ``classes`` is classified in the document ``text`` already (in any
     class): what an accept killed after writing the document left, or a person's own edit."""
     from assay.platform.checks.document import parse_document
+    from assay.privacy import classes as classified
 
-    document = parse_document(text, filename=filename)
-    known = {c for columns in document.dataset.classified.values() for c in columns}
+    known = classified(parse_document(text, filename=filename).dataset.classified)
     return all(c in known for columns in classes.values() for c in columns)
 
 

@@ -34,11 +34,9 @@ NAMES = {
 }
 
 
-def share(load: StoredLoad, column: str, shape: str) -> float | None:
-    """The share of ``column``'s sampled values of ``load`` that have ``shape`` (None: no value of
-    the column was sampled, or the load was profiled before shapes were)."""
-    if not metric(load, column, shapes.SAMPLED):
-        return None
+def share(load: StoredLoad, column: str, shape: str) -> float:
+    """The share of ``column``'s sampled values of ``load`` that have ``shape`` (a shape no sampled
+    value had is not stored: 0)."""
     return metric(load, column, shapes.METRICS[shape]) or 0.0
 
 
@@ -49,12 +47,13 @@ class Classify:
     def mine(self, history: History) -> list[Candidate]:
         found = []
         for column in history.columns(DataKind.STRING, DataKind.INTEGER):
-            loads = [load for load in history.loads if share(load, column, "email") is not None]
+            # the loads that sampled the column (none profiled before shapes were, or all-null rows)
+            loads = [load for load in history.loads if metric(load, column, shapes.SAMPLED)]
             if not loads or loads[-1] is not history.latest:
                 continue
             picked = None
             for shape in shapes.PRECEDENCE:
-                shares = [share(load, column, shape) or 0.0 for load in loads]
+                shares = [share(load, column, shape) for load in loads]
                 mean = sum(shares) / len(shares)
                 if shares[-1] >= THRESHOLD and mean >= THRESHOLD:
                     picked = (shape, shares, mean)
