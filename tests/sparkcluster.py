@@ -152,12 +152,15 @@ def start(root: Path) -> SparkCluster:
 def _wait_for_workers(cluster: SparkCluster, count: int) -> None:
     deadline = time.monotonic() + START_SECONDS
     while True:
+        _follow_the_masters_ui(cluster)
         try:
             alive = [w for w in cluster.state()["workers"] if w["state"] == "ALIVE"]
             if len(alive) == count:
                 return
-        except OSError:
-            pass  # the master's web UI is not up yet
+        except (OSError, ValueError):
+            # not up yet: no answer, or (while Jetty attaches the master's handlers one by one)
+            # the root page's HTML where its JSON will be
+            pass
         gone = [p.pid for p in cluster.processes if p.poll() is not None]
         if gone or time.monotonic() > deadline:
             logs = "\n".join(
@@ -167,6 +170,17 @@ def _wait_for_workers(cluster: SparkCluster, count: int) -> None:
             why = f"a daemon exited (see its log), pid {gone[0]}" if gone else "timed out"
             pytest.fail(f"the Spark cluster did not start ({why}):\n{logs}")
         time.sleep(0.25)
+
+
+def _follow_the_masters_ui(cluster: SparkCluster) -> None:
+    """Point ``cluster.webui`` at the port the master's log says its web UI bound: when the free
+    port chosen for it was taken in the meantime, Spark binds the next one, and the chosen port
+    answers with another process's page."""
+    log = cluster.root / "daemon-0.log"
+    text = log.read_text(errors="replace") if log.exists() else ""
+    bound = re.search(r"Successfully started service 'MasterUI' on port (\d+)", text)
+    if bound:
+        cluster.webui = f"http://127.0.0.1:{bound.group(1)}"
 
 
 def stop(cluster: SparkCluster) -> None:
