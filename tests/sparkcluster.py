@@ -158,8 +158,8 @@ def _wait_for_workers(cluster: SparkCluster, count: int) -> None:
             if len(alive) == count:
                 return
         except (OSError, ValueError):
-            # not up yet: no answer, or (while Jetty attaches the master's handlers one by one)
-            # the root page's HTML where its JSON will be
+            # not up yet: no answer; or HTML, since Spark's WebUI.bind starts Jetty, then adds
+            # the handlers one by one, the page at "/" before its JSON at "/json"
             pass
         gone = [p.pid for p in cluster.processes if p.poll() is not None]
         if gone or time.monotonic() > deadline:
