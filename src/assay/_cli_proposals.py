@@ -86,7 +86,7 @@ def propose_command(
         highlight=False,
     )
     for p in found.proposals:
-        _print_line(p.id, p.kind, p.expectation, p.backtest, p.dry_run)
+        _print_line(p.id, p.kind, p.expectation, p.backtest, p.dry_run, p.evidence)
     if found.left_out:
         reasons = ", ".join(f"{n} {reason}" for reason, n in found.left_out.items())
         out.print(f"left out: {reasons}", highlight=False)
@@ -102,14 +102,16 @@ def _print_line(
     expectation: dict[str, Any],
     backtest: dict[str, Any] | None,
     dry: dict[str, Any] | None,
+    evidence: dict[str, Any] | None = None,
 ) -> None:
     backtest = backtest or {}
     dry = dry or {}
     if kind == "classify":  # its backtest: loads under the threshold; its dry run: the latest's share
         from assay.platform.proposals.kinds.classify import THRESHOLD
 
+        threshold = (evidence or {}).get("threshold", THRESHOLD)  # the one it was mined with
         out.print(
-            f"{pid[:8]} {kind:<12} {escape(_summary(kind, expectation))}: under {THRESHOLD:.0%} on "
+            f"{pid[:8]} {kind:<12} {escape(_summary(kind, expectation))}: under {threshold:.0%} on "
             f"{backtest.get('would_have_failed')} of {backtest.get('loads')} loads; latest load "
             f"{(dry.get('observed') or 0):.0%}",
             highlight=False,
@@ -144,7 +146,7 @@ def proposals_list(
         out.print("no proposals", highlight=False)
     for r in found:
         out.print(f"{r.state:<9}", end=" ", highlight=False)
-        _print_line(r.id, r.kind, r.expectation, r.backtest, r.dry_run)
+        _print_line(r.id, r.kind, r.expectation, r.backtest, r.dry_run, r.evidence)
 
 
 def _show(record: Any, json_out: bool, diff: str | None = None) -> None:

@@ -173,6 +173,28 @@ def test_accepting_classifies_the_column_in_the_document(
     assert "classify card_no as pii" in printed and "latest load 100%" in printed
 
 
+def test_a_proposal_is_shown_with_the_threshold_it_was_mined_with(
+    world: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The threshold is kept in the evidence: a proposal mined at 85 % is listed as mined at 85 %
+    after the threshold changed (the web's proposal page reads the same field)."""
+    import shutil
+
+    from assay.platform.proposals.kinds import classify
+
+    root = tmp_path / "ws"
+    shutil.copytree(world, root)
+    workspace = ["--workspace", str(root)]
+    with monkeypatch.context() as patched:
+        patched.setattr(classify, "THRESHOLD", 0.85)
+        assert assay("propose", "bureau.customers", "--json", *workspace) == 0
+    mined = [p for p in json.loads(capsys.readouterr().out) if p["kind"] == "classify"]
+    assert mined and {p["evidence"]["threshold"] for p in mined} == {0.85}
+    assert assay("proposals", "list", "--dataset", "bureau.customers", *workspace) == 0
+    listed = [line for line in capsys.readouterr().out.splitlines() if " classify " in line]
+    assert len(listed) == len(mined) and all("under 85% on" in line for line in listed)
+
+
 def test_an_accept_killed_after_writing_the_document_is_rolled_forward(world: Path, tmp_path: Path) -> None:
     """The document holds the column already (a kill after its write): the decision is recorded
     and the document left as it is."""

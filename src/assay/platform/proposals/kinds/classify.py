@@ -73,6 +73,7 @@ class Classify:
                 "sampled": sampled,
                 "share": round(mean, 4),
                 "latest_share": shares[-1],
+                "threshold": THRESHOLD,
             }
             proposal = {
                 "id": expectation_id("classify", column),
