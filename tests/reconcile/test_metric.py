@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -80,6 +81,38 @@ def test_a_reconcile_metric_is_measured_stored_and_judged(doc: Path) -> None:
 def test_a_reconcile_metric_without_a_key_is_a_document_error(doc: Path) -> None:
     doc.write_text(DOC.replace("          key: id\n", ""))
     with pytest.raises(DocumentError, match="reconcile key"):
+        load_document(doc)
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ("reconcile:\n          name: vs target", "reconcile name 'vs target' is not an id"),
+        ("reconcile:\n          name: null_rate", "reconcile name 'null_rate' is a metric kind's name"),
+        (
+            "count_where: {name: 'big one', condition: 'amount > 9'}",
+            "count_where name 'big one' is not an id",
+        ),
+        (
+            "count_where: {name: row_count, condition: 'amount > 9'}",
+            "count_where name 'row_count' is a metric",
+        ),
+        ("count_where: [amount]", "count_where needs {name, condition"),
+        ("reconcile: amount", "reconcile needs {name, target, key}"),
+    ],
+)
+def test_a_named_metrics_name_must_be_an_id_of_its_own(doc: Path, entry: str, message: str) -> None:
+    """count_where and reconcile entries carry their own name, which keys their metrics: it must be
+    an id and not read as a metric kind (one validation for both, platform/checks/document.py)."""
+    text = DOC.replace("reconcile:\n          name: vs_target", entry)
+    if entry.startswith("count_where") or entry == "reconcile: amount":
+        text = text.replace(
+            "\n          target: {path: ../target.parquet}\n          key: id\n"
+            "          tolerance: {amount: 0.01}\n          samples: 2",
+            "",
+        )
+    doc.write_text(text)
+    with pytest.raises(DocumentError, match=re.escape(message)):
         load_document(doc)
 
 

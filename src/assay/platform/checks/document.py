@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from assay.errors import ConfigError
 from assay.lang import yamlsafe
@@ -320,38 +320,33 @@ def _metric_problem(entry: Any) -> str | None:
     if kind == "freshness":
         return _freshness_problem(value)
     if kind == "count_where":
-        if not isinstance(value, dict):
-            return "count_where needs {name, condition, sample_rows, sample_columns}"
-        try:
-            CountWhere.model_validate(value)
-        except ValidationError as error:
-            field, message = _first_error(error)
-            return f"count_where {field}: {message}" if field else f"count_where: {message}"
-        if not _ID.match(str(value.get("name"))):
-            return f"count_where name '{value.get('name')}' is not an id: use letters, digits, '_' and '-'"
-        if str(value.get("name")) in METRIC_KINDS:
-            return f"count_where name '{value.get('name')}' is a metric kind's name: choose another"
-        return None
-    if kind == "reconcile":
-        return _reconcile_problem(value)
+        return _named_entry_problem(kind, CountWhere, value, "{name, condition, sample_rows, sample_columns}")
+    if kind == "reconcile":  # docs/reconcile.md
+        return _named_entry_problem(
+            kind, ReconcileMetric, value, "{name, target, key} (and columns, tolerance, samples)"
+        )
     columns = [value] if isinstance(value, str) else value
     if not isinstance(columns, list) or not columns or not all(isinstance(c, str) and c for c in columns):
         return f"{kind} needs a column or a list of columns"
     return None
 
 
-def _reconcile_problem(value: Any) -> str | None:
-    """Why a ``reconcile`` entry is malformed (docs/reconcile.md), or None."""
+def _named_entry_problem(kind: str, model: type[BaseModel], value: Any, needs: str) -> str | None:
+    """Why a metric entry that is a mapping with a ``name`` of its own (``count_where``,
+    ``reconcile``) is malformed, or None: its model's first error, else a name that is no id or is
+    a metric kind's name (its metrics are keyed ``NAME``, so it must not read as another kind)."""
     if not isinstance(value, dict):
-        return "reconcile needs {name, target, key} (and columns, tolerance, samples)"
+        return f"{kind} needs {needs}"
     try:
-        ReconcileMetric.model_validate(value)
+        model.model_validate(value)
     except ValidationError as error:
         field, message = _first_error(error)
-        return f"reconcile {field}: {message}" if field else f"reconcile: {message}"
-    if not _ID.match(str(value.get("name"))) or str(value.get("name")) in METRIC_KINDS:
-        name = value.get("name")
-        return f"reconcile name '{name}' is not an id of its own: use letters, digits, '_' and '-'"
+        return f"{kind} {field}: {message}" if field else f"{kind}: {message}"
+    name = str(value.get("name"))
+    if not _ID.match(name):
+        return f"{kind} name '{name}' is not an id: use letters, digits, '_' and '-'"
+    if name in METRIC_KINDS:
+        return f"{kind} name '{name}' is a metric kind's name: choose another"
     return None
 
 
