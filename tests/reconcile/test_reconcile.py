@@ -187,6 +187,38 @@ def test_spark_duckdb_and_postgres_write_the_same_canonical_text(
             engine.close()
 
 
+HEXES = ["00000000", "00000001", "7fffffff", "80000000", "ffffffff", "d41d8cd9", "0a1b2c3d"]
+
+
+def _numbers(engine: Engine, method: Any) -> list[int]:
+    """Each of HEXES as ``method`` (an engine's ``hex_number``) reads it, in one query."""
+    read = [exp.alias_(method(exp.Literal.string(h)), f"n{i}", quoted=True) for i, h in enumerate(HEXES)]
+    [row] = engine.rows(exp.select(*read))
+    return [int(row[f"n{i}"]) for i in range(len(HEXES))]
+
+
+def test_each_engine_reads_eight_hex_digits_as_the_number_they_spell(
+    postgres_url: str, spark_session: Any
+) -> None:
+    """The checksums' numbers: each engine's own hex-to-integer, and the portable default it
+    replaces, give Python's ``int(h, 16)`` on every engine (a wrong one would not give a wrong
+    answer, only every range fetched)."""
+    from assay.engine.base import Engine as Base
+    from assay.engine.spark import SparkEngine
+
+    duck = make_engine("duckdb")
+    postgres = PostgresEngine(postgres_url.replace("postgresql+psycopg://", "postgresql://"))
+    spark = SparkEngine(spark_session)
+    expected = [int(h, 16) for h in HEXES]
+    try:
+        for engine in (duck, postgres, spark):
+            assert _numbers(engine, engine.hex_number) == expected, engine.dialect
+            assert _numbers(engine, lambda d, e=engine: Base.hex_number(e, d)) == expected, engine.dialect
+    finally:
+        for engine in (duck, postgres, spark):
+            engine.close()
+
+
 def test_equal_tables_across_engines_move_only_checksums(files: Path, postgres_url: str) -> None:
     clean = tables()[1].slice(0, 19)  # no NULL key, no repeated key
     pq.write_table(clean, files / "clean.parquet")

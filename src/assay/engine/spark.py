@@ -142,6 +142,13 @@ class SparkEngine(Engine):
     def __repr__(self) -> str:
         return f"SparkEngine({self._prefix!r})"
 
+    def hex_number(self, digits: exp.Expr) -> exp.Expr:
+        """``CAST(conv(digits, 16, 10) AS BIGINT)``: Spark's base conversion."""
+        converted = exp.Anonymous(
+            this="conv", expressions=[digits, exp.Literal.number(16), exp.Literal.number(10)]
+        )
+        return exp.cast(converted, exp.DataType.build("BIGINT"))
+
     # --- names ---------------------------------------------------------------------------------
 
     def _view(self, name: str) -> str:

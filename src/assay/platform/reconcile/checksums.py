@@ -56,7 +56,6 @@ def first_length(rows: int) -> int:
     return length
 
 
-_HEX = "0123456789abcdef"
 _KH, _RH = "__kh", "__rh"
 _DECIMAL = exp.DataType.build("DECIMAL(38, 6)")
 _TEXT = exp.DataType.build("VARCHAR")
@@ -105,26 +104,13 @@ def _prefix(length: int) -> exp.Expr:
     )
 
 
-def _number(start: int) -> exp.Expr:
-    """Eight hex digits of the row hash from ``start`` (1-based) as a number below 2**32,
-    read with functions every engine has (there is no common hex-to-integer function)."""
-    total: exp.Expr | None = None
-    for i in range(8):
-        digit = exp.Substring(
-            this=exp.column(_RH, quoted=True),
-            start=exp.Literal.number(start + i),
-            length=exp.Literal.number(1),
-        )
-        position = exp.cast(
-            exp.StrPosition(this=exp.Literal.string(_HEX), substr=digit), exp.DataType.build("BIGINT")
-        )
-        term = exp.Mul(
-            this=exp.paren(exp.Sub(this=position, expression=exp.Literal.number(1))),
-            expression=exp.Literal.number(16 ** (7 - i)),
-        )
-        total = term if total is None else exp.Add(this=total, expression=term)
-    assert total is not None
-    return total
+def _number(engine: Engine, start: int) -> exp.Expr:
+    """Eight hex digits of the row hash from ``start`` (1-based) as a number below 2**32, by the
+    engine's own hex-to-integer (:meth:`Engine.hex_number`)."""
+    digits = exp.Substring(
+        this=exp.column(_RH, quoted=True), start=exp.Literal.number(start), length=exp.Literal.number(8)
+    )
+    return engine.hex_number(digits)
 
 
 def _in(length: int, prefixes: Sequence[str]) -> exp.Expr:
@@ -139,8 +125,8 @@ def _sums(
     query = exp.select(
         exp.alias_(_prefix(length), "__range", quoted=True),
         exp.alias_(exp.Count(this=exp.Star()), "__rows", quoted=True),
-        exp.alias_(exp.Sum(this=_number(1)), "__a", quoted=True),
-        exp.alias_(exp.Sum(this=_number(9)), "__b", quoted=True),
+        exp.alias_(exp.Sum(this=_number(engine, 1)), "__a", quoted=True),
+        exp.alias_(exp.Sum(this=_number(engine, 9)), "__b", quoted=True),
     ).from_(exp.to_identifier(view, quoted=True))
     if within is not None:
         query = query.where(_in(length - 1, within))
