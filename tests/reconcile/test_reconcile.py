@@ -197,7 +197,7 @@ def _numbers(engine: Engine, method: Any) -> list[int]:
     return [int(row[f"n{i}"]) for i in range(len(HEXES))]
 
 
-def test_each_engine_reads_eight_hex_digits_as_the_number_they_spell(
+def test_duckdb_postgres_and_spark_each_read_eight_hex_digits_as_the_number_they_spell(
     postgres_url: str, spark_session: Any
 ) -> None:
     """The checksums' numbers: each engine's own hex-to-integer, and the portable default it
