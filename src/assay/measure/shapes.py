@@ -3,7 +3,8 @@ numbers or card numbers, read from a small sample of every profiled load.
 
 A profile (:func:`assay.measure.profile.profile_query`) reads the first :data:`SAMPLE_ROWS` rows of
 the load once more, in the same statement, and hands the text and integer columns' values of those
-rows to :func:`shares`; only the shares are kept (``Column.<c>.EmailShare`` ...), never a value.
+rows to :func:`read`; only the number read and the shares are kept (``Column.<c>.EmailShare``
+...), never a value.
 ``assay propose`` reads them to suggest classifying a column (``dataset.classified``) whose values
 look personal (:mod:`assay.platform.proposals.kinds.classify`).
 
@@ -24,12 +25,12 @@ Decisions (docs/privacy.md, "Suggested classifications"):
 - A value is counted under every shape it has (an NRIC written ``850101-14-5678`` is also
   phone-shaped); the proposal picks one per column (:data:`PRECEDENCE`).
 
->>> shares(["ann@example.com", "bob@example.org", "", None, "n/a"])
-{'email': 0.6667}
->>> shares(["4111 1111 1111 1111", "4111111111111112"])
-{'card_number': 0.5}
->>> shares([]), shares([None, " "])
-({}, {})
+>>> read(["ann@example.com", "bob@example.org", "", None, "n/a"])
+(3, {'email': 0.6667})
+>>> read(["4111 1111 1111 1111", "4111111111111112"])
+(2, {'card_number': 0.5})
+>>> read([]), read([None, " "])
+((0, {}), (0, {}))
 """
 
 from __future__ import annotations
@@ -159,14 +160,9 @@ def _phone(value: str) -> bool:
     return 9 <= digits <= 15 and marked
 
 
-def shares(values: Iterable[str | None]) -> dict[str, float]:
-    """Each shape's share of the non-null, non-blank ``values`` (rounded to 4 places), the shapes
-    no value has left out; ``{}`` when there is no value."""
-    return read(values)[1]
-
-
 def read(values: Iterable[str | None]) -> tuple[int, dict[str, float]]:
-    """How many of ``values`` are read (non-null, non-blank) and :func:`shares` of them, in one pass.
+    """How many of ``values`` are read (non-null, non-blank), and each shape's share of those
+    (rounded to 4 places; the shapes no value has left out, ``{}`` when none is read).
 
     >>> read(["a@b.example", " ", None, "x"])
     (2, {'email': 0.5})
@@ -199,5 +195,4 @@ __all__ = [
     "sample",
     "shaped",
     "shapes_of",
-    "shares",
 ]
